@@ -1,0 +1,51 @@
+// Command rewind is Rewind's one binary: run lag-compensation scenarios
+// (rewind scenario FILE.json) and, as the project grows, host matches.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exitError carries a process exit status and the one line to print for it.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// run executes the command line and returns the exit status. It is main
+// without the process, so tests run the real command in-process.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := &cobra.Command{
+		Use:           "rewind",
+		Short:         "Rewind: an authoritative game server with lag compensation for competitive shooters",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newScenarioCmd(stdout))
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintln(stderr, ee.msg)
+		return ee.code
+	}
+	// Usage errors (unknown command or flag, bad flag value).
+	fmt.Fprintf(stderr, "rewind: %v\n", err)
+	return 2
+}

@@ -1,0 +1,172 @@
+package ecs
+
+import (
+	"math"
+
+	arche "github.com/mlange-42/arche/ecs"
+
+	"github.com/rewind-gg/rewind/geom"
+)
+
+// Entity identifies an entity of a room's World (index and generation).
+type Entity = arche.Entity
+
+// World is a room's arche World.
+type World = arche.World
+
+// Transform is where an entity is and where it looks. For players Pos is the
+// feet; Yaw turns about +Y from +Z toward +X, Pitch looks up when positive.
+type Transform struct {
+	Pos        geom.Vec3
+	Yaw, Pitch float64
+}
+
+// Velocity is an entity's velocity in metres per second.
+type Velocity struct{ V geom.Vec3 }
+
+// Player marks a player-controlled character.
+type Player struct {
+	ID   uint32 // room-wide player id, stable for the player's session
+	Name string
+}
+
+// Team is the team an entity fights for; 0 means no team.
+type Team struct{ ID uint8 }
+
+// Hitbox is a player's rewindable collider: a vertical capsule standing on
+// Transform.Pos, of Radius and total Height. HeadHeight > 0 marks the top
+// HeadHeight metres as the head (for headshot multipliers).
+type Hitbox struct {
+	Radius, Height, HeadHeight float64
+}
+
+// Capsule returns the hitbox's capsule when its feet are at pos.
+func (h Hitbox) Capsule(pos geom.Vec3) geom.Capsule {
+	return geom.Capsule{
+		A:      geom.Vec3{X: pos.X, Y: pos.Y + h.Radius, Z: pos.Z},
+		B:      geom.Vec3{X: pos.X, Y: pos.Y + h.Height - h.Radius, Z: pos.Z},
+		Radius: h.Radius,
+	}
+}
+
+// Health is what a damageable entity has left.
+type Health struct {
+	Current, Max float64
+}
+
+// Owner is the player an entity belongs to (the shooter of a shot, the
+// placer of a shield). Lag compensation never lets an entity hit its owner.
+type Owner struct{ Entity Entity }
+
+// ViewLag is how many ticks behind the present an entity's owner sees the
+// world. Players get it from their inputs (present − reported view time);
+// lag-compensated entities copy their owner's every tick and keep the last
+// value once the owner is gone, so a projectile goes on flying in its
+// shooter's time.
+type ViewLag struct{ Ticks float64 }
+
+// ViewTime is a server time, a tick plus a fraction of the next tick, at which
+// an entity is resolved: the present minus its ViewLag, clamped to the rewind
+// window and rounded to the view resolution (see lagcomp.ViewTimeAt).
+// Lag-compensated entities with equal ViewTime share one rewind.
+type ViewTime struct {
+	Tick int64   // whole server tick
+	Frac float64 // fraction in [0, 1) of the way to Tick+1
+}
+
+// ViewTimeOf splits a time in ticks into tick and fraction. The split is
+// exact: ViewTimeOf(t).Ticks() == t for every finite t below 2^52.
+func ViewTimeOf(ticks float64) ViewTime {
+	f := math.Floor(ticks)
+	return ViewTime{Tick: int64(f), Frac: ticks - f}
+}
+
+// Ticks returns the time in ticks as one number.
+func (v ViewTime) Ticks() float64 { return float64(v.Tick) + v.Frac }
+
+// Less reports whether v is earlier than w.
+func (v ViewTime) Less(w ViewTime) bool {
+	return v.Tick < w.Tick || (v.Tick == w.Tick && v.Frac < w.Frac)
+}
+
+// LagCompensated marks an entity that is resolved in its owner's view time
+// (a hitscan shot, a projectile, a melee strike). Kind selects the resolver
+// (the weapon kind's index in the room's kind registry); the resolver sets
+// Done when the entity has nothing left to do, and Cleanup removes it.
+type LagCompensated struct {
+	Kind uint8
+	Done bool
+}
+
+// Shot identifies the use of a weapon that produced a lag-compensated entity,
+// for the events it causes.
+type Shot struct {
+	ID     uint32 // shot id: the scenario's index, or the shooter's sequence number
+	Weapon uint16 // index in the room's weapon catalogue
+	Fired  int64  // server tick the shot was fired at
+}
+
+// HitscanShot is an instantaneous ray, resolved in the tick it is fired.
+type HitscanShot struct {
+	Origin, Dir geom.Vec3 // Dir is a unit vector
+	Range       float64
+}
+
+// Projectile is a sphere flying one step per tick in its shooter's time; its
+// position is the entity's Transform and its velocity the entity's Velocity.
+type Projectile struct {
+	Radius   float64
+	Steps    int // steps taken so far
+	Lifetime int // steps it may take before it expires as a miss
+}
+
+// MeleeAttack is an overlap sphere (a bite, a tail strike), resolved in the
+// tick it lands.
+type MeleeAttack struct {
+	Center geom.Vec3
+	Radius float64
+}
+
+// Shield is a placed barrier. Shields are never rewound: a shield blocks
+// lag-compensated shots exactly while it exists in the present. A shield
+// with a Team lets its own team's shots through.
+type Shield struct {
+	Box     geom.AABB
+	Expires int64 // the first tick it no longer exists; 0: until removed
+}
+
+// StaticGeometry is level geometry: it always exists and is never rewound.
+type StaticGeometry struct{ Box geom.AABB }
+
+// Input buttons.
+const (
+	ButtonFire uint8 = 1 << iota
+)
+
+// Input is a player's input for one tick: State(n) + Input(n) = State(n+1).
+type Input struct {
+	Tick         int64   // the server tick the input is for
+	MoveX, MoveZ float64 // strafe right and forward, each in [−1, 1]
+	Yaw, Pitch   float64 // aim, radians
+	Buttons      uint8
+	Weapon       uint16 // selected weapon, a catalogue id
+	Shot         uint32 // the client's shot counter, echoed in events
+	// ViewTime is the server time the client was rendering remote entities
+	// at when it produced the input (its interpolation time).
+	ViewTime ViewTime
+}
+
+// InputQueueLen is how many ticks of inputs a player can have waiting: at
+// 20 Hz, 1.6 s of inputs ahead of the server.
+const InputQueueLen = 32
+
+// InputQueue holds a player's received inputs until their tick comes, indexed
+// by tick modulo InputQueueLen. A slot is valid when its input's Tick is the
+// tick asked for.
+type InputQueue struct {
+	Slots [InputQueueLen]Input
+	// Applied is the newest tick whose input was applied (−1: none yet);
+	// Rooted counts ticks with no input, when the player stood still.
+	Applied int64
+	Rooted  uint64
+}

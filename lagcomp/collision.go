@@ -1,0 +1,445 @@
+package lagcomp
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+)
+
+// ColliderKind says what a collider is and how time treats it.
+type ColliderKind uint8
+
+const (
+	// KindHitbox is a player's capsule. Hitboxes are rewound.
+	KindHitbox ColliderKind = iota + 1
+	// KindStatic is level geometry: a box that always exists, never rewound.
+	KindStatic
+	// KindShield is a placed barrier: a box that is never rewound, so it
+	// blocks exactly while it exists in the present.
+	KindShield
+)
+
+// String returns the kind's name.
+func (k ColliderKind) String() string {
+	switch k {
+	case KindHitbox:
+		return "hitbox"
+	case KindStatic:
+		return "static"
+	case KindShield:
+		return "shield"
+	}
+	return "unknown"
+}
+
+// Collider is one shape of the collision world.
+type Collider struct {
+	Entity ecs.Entity // the entity the collider belongs to
+	Owner  ecs.Entity // excluded from its owner's queries (a hitbox is owned by its player)
+	Team   uint8      // 0: no team
+	Kind   ColliderKind
+	// Capsule is a hitbox's shape; HeadY is the height from which a contact
+	// counts as a headshot (+Inf when the hitbox has no head).
+	Capsule geom.Capsule
+	HeadY   float64
+	// Box is a static or shield collider's shape.
+	Box geom.AABB
+
+	bounds geom.AABB
+	stamp  uint32 // the last query that examined this collider
+	epoch  uint32 // the last travel that placed this hitbox
+	live   bool
+}
+
+// Mask selects the kinds of collider a query considers.
+type Mask uint8
+
+const (
+	// Hitboxes makes a query consider player hitboxes.
+	Hitboxes Mask = 1 << iota
+	// Blockers makes a query consider static geometry and shields.
+	Blockers
+	// Everything is what a bullet considers.
+	Everything = Hitboxes | Blockers
+)
+
+// Filter says which colliders a query may touch.
+type Filter struct {
+	// Ignore is the querying entity's owner (the shooter): colliders it owns
+	// (its own hitbox, its own shield) are transparent to it.
+	Ignore ecs.Entity
+	// Team is the shooter's team. Teammates' hitboxes are transparent unless
+	// FriendlyFire; a shield with a team lets that team's shots through.
+	Team         uint8
+	FriendlyFire bool
+	Mask         Mask
+}
+
+// accepts reports whether the filter lets a query touch c.
+func (f *Filter) accepts(c *Collider) bool {
+	if !c.Owner.IsZero() && c.Owner == f.Ignore {
+		return false
+	}
+	switch c.Kind {
+	case KindHitbox:
+		return f.Mask&Hitboxes != 0 && (f.FriendlyFire || f.Team == 0 || c.Team != f.Team)
+	case KindShield:
+		return f.Mask&Blockers != 0 && (c.Team == 0 || c.Team != f.Team)
+	default:
+		return f.Mask&Blockers != 0
+	}
+}
+
+// Hit is where a query touched a collider.
+type Hit struct {
+	Entity ecs.Entity   // the collider's entity
+	Kind   ColliderKind // what was touched
+	T      float64      // distance along the ray or sweep, metres
+	Point  geom.Vec3    // the ray point, or the sphere's centre, at contact
+	Head   bool         // a hitbox was touched at or above its head height
+}
+
+// CollisionWorld is a room's collision scene: the colliders lag-compensated
+// queries run against. Hitboxes are placed by the [TimeMachine]; static
+// geometry and shields by the room's systems. It is not safe for concurrent
+// use: it belongs to the room's goroutine.
+type CollisionWorld struct {
+	cols     []Collider
+	free     []int32
+	hitboxes []int32 // live hitbox colliders, in the order last placed
+	spare    []int32 // the previous hitbox list, reused
+
+	hitboxOf  []int32              // entity index → hitbox collider, −1 when none
+	blockerOf map[ecs.Entity]int32 // static and shield colliders by entity
+
+	static grid   // static geometry and shields, updated when they change
+	moving sweepX // hitboxes, re-sorted after every travel
+
+	stamp uint32 // query counter
+	epoch uint32 // travel counter
+	last  TravelStats
+}
+
+// TravelStats counts what the last placement of hitboxes did.
+type TravelStats struct {
+	Moved, Created, Removed int
+}
+
+// NewCollisionWorld returns an empty collision world whose broadphase uses
+// cells of cellSize metres.
+func NewCollisionWorld(cellSize float64) *CollisionWorld {
+	if !(cellSize > 0) {
+		cellSize = DefaultConfig().CellSize
+	}
+	return &CollisionWorld{
+		blockerOf: make(map[ecs.Entity]int32),
+		static:    newGrid(cellSize, 4096),
+	}
+}
+
+func (w *CollisionWorld) alloc() int32 {
+	if n := len(w.free); n > 0 {
+		i := w.free[n-1]
+		w.free = w.free[:n-1]
+		return i
+	}
+	w.cols = append(w.cols, Collider{})
+	return int32(len(w.cols) - 1)
+}
+
+func (w *CollisionWorld) release(i int32) {
+	w.cols[i] = Collider{}
+	w.free = append(w.free, i)
+}
+
+// AddStatic adds a static box for entity e. Static geometry is never rewound.
+func (w *CollisionWorld) AddStatic(e ecs.Entity, box geom.AABB) error {
+	return w.addBlocker(Collider{Entity: e, Kind: KindStatic, Box: box})
+}
+
+// AddShield adds a shield box for entity e, placed by owner for team (0: a
+// shield that blocks everybody). Shields are never rewound.
+func (w *CollisionWorld) AddShield(e, owner ecs.Entity, team uint8, box geom.AABB) error {
+	return w.addBlocker(Collider{Entity: e, Owner: owner, Team: team, Kind: KindShield, Box: box})
+}
+
+func (w *CollisionWorld) addBlocker(c Collider) error {
+	if !c.Box.Min.IsFinite() || !c.Box.Max.IsFinite() {
+		return fmt.Errorf("lagcomp: %s box of entity %v is not finite", c.Kind, c.Entity)
+	}
+	if _, ok := w.blockerOf[c.Entity]; ok {
+		return fmt.Errorf("lagcomp: entity %v already has a %s collider", c.Entity, c.Kind)
+	}
+	c.Box = geom.Box(c.Box.Min, c.Box.Max)
+	c.bounds, c.live = c.Box, true
+	i := w.alloc()
+	w.cols[i] = c
+	w.blockerOf[c.Entity] = i
+	w.static.insert(i, c.bounds)
+	return nil
+}
+
+// RemoveBlocker removes the static or shield collider of entity e, and
+// reports whether there was one.
+func (w *CollisionWorld) RemoveBlocker(e ecs.Entity) bool {
+	i, ok := w.blockerOf[e]
+	if !ok {
+		return false
+	}
+	delete(w.blockerOf, e)
+	w.release(i)
+	// Blockers change rarely (a shield placed or expired): rebuild, in
+	// collider order so the layout never depends on map order.
+	w.static.clear()
+	for j := range w.cols {
+		if c := &w.cols[j]; c.live && c.Kind != KindHitbox {
+			w.static.insert(int32(j), c.bounds)
+		}
+	}
+	return true
+}
+
+// Pose is a rewindable collider's state at one tick: a player's hitbox.
+type Pose struct {
+	Entity ecs.Entity
+	Team   uint8
+	Hitbox ecs.Hitbox
+	Pos    geom.Vec3 // feet
+}
+
+// placeHitboxes makes the set of hitboxes exactly poses: hitboxes of entities
+// already placed are moved, missing ones created, extra ones removed.
+func (w *CollisionWorld) placeHitboxes(poses []Pose) {
+	w.epoch++
+	w.last = TravelStats{}
+	next := w.spare[:0]
+	for _, p := range poses {
+		id := int(p.Entity.ID())
+		for id >= len(w.hitboxOf) {
+			w.hitboxOf = append(w.hitboxOf, -1)
+		}
+		i := w.hitboxOf[id]
+		if i >= 0 && w.cols[i].Entity == p.Entity {
+			w.last.Moved++
+		} else {
+			if i >= 0 { // a removed entity whose index was recycled
+				w.release(i)
+				w.last.Removed++
+			}
+			i = w.alloc()
+			w.hitboxOf[id] = i
+			w.last.Created++
+		}
+		c := &w.cols[i]
+		c.Entity, c.Owner, c.Team, c.Kind, c.live = p.Entity, p.Entity, p.Team, KindHitbox, true
+		c.Capsule = p.Hitbox.Capsule(p.Pos)
+		c.HeadY = math.Inf(1)
+		if p.Hitbox.HeadHeight > 0 {
+			c.HeadY = p.Pos.Y + p.Hitbox.Height - p.Hitbox.HeadHeight
+		}
+		c.bounds = c.Capsule.Bounds()
+		c.epoch = w.epoch
+		next = append(next, i)
+	}
+	for _, i := range w.hitboxes {
+		c := &w.cols[i]
+		if c.live && c.Kind == KindHitbox && c.epoch != w.epoch {
+			if w.hitboxOf[c.Entity.ID()] == i {
+				w.hitboxOf[c.Entity.ID()] = -1
+			}
+			w.release(i)
+			w.last.Removed++
+		}
+	}
+	w.spare, w.hitboxes = w.hitboxes, next
+	w.moving.update(w.cols, w.hitboxes)
+}
+
+// LastTravel returns what the last placement of hitboxes did.
+func (w *CollisionWorld) LastTravel() TravelStats { return w.last }
+
+// Hitbox returns the current collider of entity e's hitbox.
+func (w *CollisionWorld) Hitbox(e ecs.Entity) (Collider, bool) {
+	id := int(e.ID())
+	if id >= len(w.hitboxOf) || w.hitboxOf[id] < 0 || w.cols[w.hitboxOf[id]].Entity != e {
+		return Collider{}, false
+	}
+	return w.cols[w.hitboxOf[id]], true
+}
+
+// NumHitboxes returns how many hitboxes are placed.
+func (w *CollisionWorld) NumHitboxes() int { return len(w.hitboxes) }
+
+// Raycast returns the first collider the filter accepts along the ray from o
+// in the unit direction d within maxDist metres.
+func (w *CollisionWorld) Raycast(o, d geom.Vec3, maxDist float64, f Filter) (Hit, bool) {
+	return w.Sweep(o, d, maxDist, 0, f)
+}
+
+// Sweep returns the first collider the filter accepts that a sphere of radius
+// r touches moving from o in the unit direction d over dist metres. A sphere
+// that starts in contact touches at T = 0. Of two contacts at the same
+// distance, a blocker wins over a hitbox (cover protects), then the lower
+// entity id.
+func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, bool) {
+	w.stamp++
+	best := Hit{T: math.Inf(1)}
+	bestCol := int32(-1)
+	if !o.IsFinite() || !d.IsFinite() || !(dist >= 0) || !(r >= 0) {
+		return best, false
+	}
+	for _, i := range w.static.large {
+		w.sweepOne(i, o, d, dist, r, f, &best, &bestCol)
+	}
+	// Walk the sweep in chunks of one cell: every collider first touched
+	// within a chunk overlaps that chunk's bounds, so once the best contact
+	// lies within the chunks walked, nothing further can beat it.
+	step := 1 / w.static.inv
+	for t0 := 0.0; ; t0 += step {
+		t1 := min(t0+step, dist)
+		chunk := geom.SegmentBounds(o.AddScaled(d, t0), o.AddScaled(d, t1), r)
+		w.visit(&w.static, chunk, o, d, dist, r, f, &best, &bestCol)
+		for k, end := w.moving.span(chunk); k < end; k++ {
+			if w.moving.bounds[k].Overlaps(chunk) {
+				if i := w.moving.col[k]; w.cols[i].stamp != w.stamp {
+					w.sweepOne(i, o, d, dist, r, f, &best, &bestCol)
+				}
+			}
+		}
+		if (bestCol >= 0 && best.T <= t1) || t1 >= dist {
+			break
+		}
+	}
+	if bestCol < 0 {
+		return Hit{}, false
+	}
+	c := &w.cols[bestCol]
+	best.Entity, best.Kind = c.Entity, c.Kind
+	if c.Kind == KindHitbox {
+		contact := best.Point
+		if r > 0 { // the touching point is r from the centre, toward the axis
+			axis := geom.ClosestOnSegment(best.Point, c.Capsule.A, c.Capsule.B)
+			contact = best.Point.AddScaled(axis.Sub(best.Point).Normalize(), r)
+		}
+		best.Head = contact.Y >= c.HeadY
+	}
+	return best, true
+}
+
+func (w *CollisionWorld) visit(g *grid, chunk geom.AABB, o, d geom.Vec3, dist, r float64, f Filter, best *Hit, bestCol *int32) {
+	x0, z0, x1, z1 := g.cells(chunk)
+	for cx := x0; cx <= x1; cx++ {
+		for cz := z0; cz <= z1; cz++ {
+			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {
+				en := &g.entries[e]
+				if en.cx != cx || en.cz != cz {
+					continue
+				}
+				c := &w.cols[en.col]
+				if c.stamp == w.stamp || !c.bounds.Overlaps(chunk) {
+					continue
+				}
+				w.sweepOne(en.col, o, d, dist, r, f, best, bestCol)
+			}
+		}
+	}
+}
+
+func (w *CollisionWorld) sweepOne(i int32, o, d geom.Vec3, dist, r float64, f Filter, best *Hit, bestCol *int32) {
+	c := &w.cols[i]
+	c.stamp = w.stamp
+	if !f.accepts(c) {
+		return
+	}
+	var t float64
+	var ok bool
+	if c.Kind == KindHitbox {
+		t, ok = geom.SweepSphereCapsule(o, d, dist, r, c.Capsule)
+	} else {
+		t, ok = geom.SweepSphereAABB(o, d, dist, r, c.Box)
+	}
+	if !ok || t > best.T {
+		return
+	}
+	if t == best.T && *bestCol >= 0 && !w.beats(c, &w.cols[*bestCol]) {
+		return
+	}
+	best.T, best.Point = t, o.AddScaled(d, t)
+	*bestCol = i
+}
+
+// beats breaks a tie between two contacts at the same distance.
+func (w *CollisionWorld) beats(c, than *Collider) bool {
+	cb, tb := c.Kind != KindHitbox, than.Kind != KindHitbox
+	if cb != tb {
+		return cb
+	}
+	return c.Entity.ID() < than.Entity.ID()
+}
+
+// OverlapSphere appends to out every collider the filter accepts that
+// intersects the sphere, ordered by entity id, and returns the extended slice.
+func (w *CollisionWorld) OverlapSphere(s geom.Sphere, f Filter, out []Hit) []Hit {
+	return w.overlap(s.Bounds(), f, out, func(c *Collider) bool {
+		if c.Kind == KindHitbox {
+			return geom.SphereOverlapsCapsule(s, c.Capsule)
+		}
+		return geom.SphereOverlapsAABB(s, c.Box)
+	}, s.Center)
+}
+
+// OverlapCapsule appends to out every hitbox the filter accepts that
+// intersects the capsule, ordered by entity id, and returns the extended
+// slice. Boxes are not tested: capsule overlaps are for melee, which walls do
+// not block.
+func (w *CollisionWorld) OverlapCapsule(cp geom.Capsule, f Filter, out []Hit) []Hit {
+	f.Mask &= Hitboxes
+	return w.overlap(cp.Bounds(), f, out, func(c *Collider) bool {
+		return geom.CapsuleOverlapsCapsule(cp, c.Capsule)
+	}, geom.ClosestOnSegment(cp.A.Lerp(cp.B, 0.5), cp.A, cp.B))
+}
+
+func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, test func(*Collider) bool, center geom.Vec3) []Hit {
+	w.stamp++
+	start := len(out)
+	check := func(i int32) {
+		c := &w.cols[i]
+		if c.stamp == w.stamp {
+			return
+		}
+		c.stamp = w.stamp
+		if !c.bounds.Overlaps(bounds) || !f.accepts(c) || !test(c) {
+			return
+		}
+		h := Hit{Entity: c.Entity, Kind: c.Kind, Point: center}
+		if c.Kind == KindHitbox {
+			p := geom.ClosestOnSegment(center, c.Capsule.A, c.Capsule.B)
+			h.Head = p.Y >= c.HeadY
+		}
+		out = append(out, h)
+	}
+	for k, end := w.moving.span(bounds); k < end; k++ {
+		check(w.moving.col[k])
+	}
+	for _, i := range w.static.large {
+		check(i)
+	}
+	g := &w.static
+	x0, z0, x1, z1 := g.cells(bounds)
+	for cx := x0; cx <= x1; cx++ {
+		for cz := z0; cz <= z1; cz++ {
+			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {
+				if en := &g.entries[e]; en.cx == cx && en.cz == cz {
+					check(en.col)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out[start:], func(a, b Hit) int {
+		return int(a.Entity.ID()) - int(b.Entity.ID())
+	})
+	return out
+}

@@ -1,0 +1,67 @@
+package lagcomp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rewind-gg/rewind/ecs"
+)
+
+// Config tunes lag compensation for a room.
+type Config struct {
+	// WindowTicks is the deepest rewind: a view time older than present −
+	// WindowTicks is clamped to it. Dino Squad used 30 ticks at 20 Hz.
+	WindowTicks int
+	// ViewResolution is how finely view times are bucketed: 0 keeps them
+	// exact, N > 0 rounds them to the nearest 1/N tick (a half rounds up,
+	// toward the present). Coarser buckets mean fewer rewinds per tick at the
+	// cost of up to 1/(2N) tick of accuracy.
+	ViewResolution int
+	// Bucketing groups items with equal view times into one rewind. Turning it
+	// off rewinds once per item: results are identical, only slower.
+	Bucketing bool
+	// CellSize is the broadphase grid's cell edge in metres.
+	CellSize float64
+}
+
+// DefaultConfig returns Dino Squad's tuning: a 30-tick window, exact view
+// times, bucketing on, and 4 m broadphase cells.
+func DefaultConfig() Config {
+	return Config{WindowTicks: 30, ViewResolution: 0, Bucketing: true, CellSize: 4}
+}
+
+// MaxWindowTicks bounds WindowTicks: the history keeps one frame per tick of
+// the window, and a longer rewind than this is not lag compensation any more.
+const MaxWindowTicks = 1024
+
+// Validate reports the first field that is out of range.
+func (c Config) Validate() error {
+	switch {
+	case c.WindowTicks < 0 || c.WindowTicks > MaxWindowTicks:
+		return fmt.Errorf("window_ticks: %d is outside 0..%d", c.WindowTicks, MaxWindowTicks)
+	case c.ViewResolution < 0 || c.ViewResolution > 1<<16:
+		return fmt.Errorf("view_resolution: %d is outside 0..%d", c.ViewResolution, 1<<16)
+	case !(c.CellSize >= 0.25 && c.CellSize <= 1024):
+		return fmt.Errorf("cell_size: %v is outside 0.25..1024 metres", c.CellSize)
+	}
+	return nil
+}
+
+// ViewTimeAt returns the time at which, at tick present, an item whose owner
+// sees lag ticks behind is resolved: present − lag, clamped to
+// [max(oldest, present − WindowTicks), present], then rounded to the nearest
+// 1/ViewResolution tick (a half rounds up). oldest is the oldest tick the
+// history holds. A NaN lag counts as 0.
+func (c Config) ViewTimeAt(present, oldest int64, lag float64) ecs.ViewTime {
+	if math.IsNaN(lag) {
+		lag = 0
+	}
+	lo := max(oldest, present-int64(c.WindowTicks))
+	tau := float64(present) - lag
+	tau = min(max(tau, float64(lo)), float64(present))
+	if n := float64(c.ViewResolution); n > 0 {
+		// lo and present are whole ticks, so rounding never leaves [lo, present].
+		tau = math.Floor(tau*n+0.5) / n
+	}
+	return ecs.ViewTimeOf(tau)
+}

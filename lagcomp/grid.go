@@ -1,0 +1,146 @@
+package lagcomp
+
+import (
+	"github.com/rewind-gg/rewind/geom"
+)
+
+// The broadphase has two parts. Static geometry and shields (many boxes,
+// some large, changing rarely) live in a uniform grid; hitboxes (few, small,
+// moved at every travel: a 6v6 room travels 13 times a tick) live in a
+// sort-and-sweep list along X, re-sorted after every travel.
+
+// grid is a uniform broadphase over the horizontal plane (X, Z): shooters are
+// mostly flat, so columns of cells are enough and heights are left to the
+// narrow phase. Cells are hashed into a fixed table of slots, each a chain of
+// entries; entries remember their cell so a chain shared by two cells is
+// filtered exactly. Colliders covering too many cells go to a short list
+// checked by every query instead (a ground plane, say).
+type grid struct {
+	inv     float64 // 1 / cell size
+	mask    uint32  // slots − 1
+	heads   []int32 // slot → first entry, −1 when empty
+	entries []gridEntry
+	used    []int32 // slots with entries, for clear
+	large   []int32 // colliders covering more than maxCells cells
+}
+
+type gridEntry struct {
+	cx, cz int32
+	col    int32 // index of the collider
+	next   int32 // next entry of the same slot, −1 at the end
+}
+
+// maxCells is the most cells a collider is entered in before it goes to the
+// large list instead.
+const maxCells = 256
+
+// cellLimit keeps cell coordinates far from int32 overflow for absurd inputs.
+const cellLimit = 1 << 24
+
+func newGrid(cellSize float64, slots int) grid {
+	g := grid{inv: 1 / cellSize, mask: uint32(slots - 1), heads: make([]int32, slots)}
+	for i := range g.heads {
+		g.heads[i] = -1
+	}
+	return g
+}
+
+func (g *grid) cell(v float64) int32 {
+	f := v * g.inv
+	switch {
+	case !(f > -cellLimit): // also catches NaN, which must never reach the loops
+		return -cellLimit
+	case f >= cellLimit:
+		return cellLimit
+	}
+	c := int32(f) // truncates toward zero: make it a floor
+	if float64(c) > f {
+		c--
+	}
+	return c
+}
+
+// cells returns the inclusive cell range covered by b.
+func (g *grid) cells(b geom.AABB) (x0, z0, x1, z1 int32) {
+	return g.cell(b.Min.X), g.cell(b.Min.Z), g.cell(b.Max.X), g.cell(b.Max.Z)
+}
+
+func (g *grid) slot(cx, cz int32) uint32 {
+	return (uint32(cx)*73856093 ^ uint32(cz)*19349663) & g.mask
+}
+
+func (g *grid) insert(col int32, b geom.AABB) {
+	x0, z0, x1, z1 := g.cells(b)
+	if int64(x1-x0+1)*int64(z1-z0+1) > maxCells {
+		g.large = append(g.large, col)
+		return
+	}
+	for cx := x0; cx <= x1; cx++ {
+		for cz := z0; cz <= z1; cz++ {
+			s := g.slot(cx, cz)
+			if g.heads[s] < 0 {
+				g.used = append(g.used, int32(s))
+			}
+			g.entries = append(g.entries, gridEntry{cx: cx, cz: cz, col: col, next: g.heads[s]})
+			g.heads[s] = int32(len(g.entries) - 1)
+		}
+	}
+}
+
+func (g *grid) clear() {
+	for _, s := range g.used {
+		g.heads[s] = -1
+	}
+	g.used = g.used[:0]
+	g.entries = g.entries[:0]
+	g.large = g.large[:0]
+}
+
+// sweepX is a one-axis sort-and-sweep broadphase: hitboxes ordered by their
+// bounds' Min.X. A query's candidates are the run whose Min.X lies in
+// [query Min.X − widest hitbox, query Max.X], found by binary search.
+type sweepX struct {
+	col    []int32     // collider index, by Min.X
+	bounds []geom.AABB // their bounds, packed
+	widest float64     // the largest Max.X − Min.X
+}
+
+// update re-sorts the list for the colliders placed now. Consecutive
+// placements differ little, so the previous order is nearly sorted and an
+// insertion sort is linear.
+func (s *sweepX) update(cols []Collider, placed []int32) {
+	s.col = append(s.col[:0], placed...)
+	s.bounds = s.bounds[:0]
+	s.widest = 0
+	for _, i := range s.col {
+		b := cols[i].bounds
+		s.bounds = append(s.bounds, b)
+		s.widest = max(s.widest, b.Max.X-b.Min.X)
+	}
+	for k := 1; k < len(s.col); k++ {
+		for j := k; j > 0 && s.bounds[j].Min.X < s.bounds[j-1].Min.X; j-- {
+			s.bounds[j], s.bounds[j-1] = s.bounds[j-1], s.bounds[j]
+			s.col[j], s.col[j-1] = s.col[j-1], s.col[j]
+		}
+	}
+}
+
+// span returns the index range of the candidates for a query with bounds q;
+// each still needs a full overlap test.
+func (s *sweepX) span(q geom.AABB) (int, int) {
+	lo, hi := 0, len(s.bounds)
+	from := q.Min.X - s.widest
+	for lo < hi { // first Min.X ≥ from
+		m := int(uint(lo+hi) >> 1)
+		if s.bounds[m].Min.X < from {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	end := lo
+	for end < len(s.bounds) && s.bounds[end].Min.X <= q.Max.X {
+		end++
+	}
+	return lo, end
+}

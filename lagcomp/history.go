@@ -1,0 +1,87 @@
+package lagcomp
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rewind-gg/rewind/ecs"
+)
+
+// History is a ring of per-tick frames: for each of the last window+1 ticks,
+// the pose of every rewindable collider that existed at that tick. Frames
+// reuse their storage, so recording allocates only while the room grows.
+type History struct {
+	frames []frame
+	newest int64
+	count  int
+}
+
+type frame struct {
+	tick  int64
+	poses []Pose // ordered by entity index
+}
+
+// NewHistory returns a history deep enough for rewinds of window ticks: it
+// keeps window+1 frames, the present and window past ticks.
+func NewHistory(window int) *History {
+	return &History{frames: make([]frame, window+1), newest: -1}
+}
+
+// Record stores the poses of tick. Ticks must be recorded in increasing
+// order; a gap (a tick never recorded) leaves that tick absent.
+func (h *History) Record(tick int64, poses []Pose) error {
+	if h.count > 0 && tick <= h.newest {
+		return fmt.Errorf("lagcomp: history: tick %d recorded after tick %d", tick, h.newest)
+	}
+	if tick < 0 {
+		return fmt.Errorf("lagcomp: history: negative tick %d", tick)
+	}
+	f := &h.frames[tick%int64(len(h.frames))]
+	f.tick = tick
+	f.poses = append(f.poses[:0], poses...)
+	slices.SortFunc(f.poses, func(a, b Pose) int { return cmpEntity(a.Entity, b.Entity) })
+	if h.count == 0 {
+		h.count = 1
+	} else { // a gap leaves its ticks absent: their slots hold other ticks
+		h.count = int(min(int64(h.count)+tick-h.newest, int64(len(h.frames))))
+	}
+	h.newest = tick
+	return nil
+}
+
+// Frame returns the poses recorded at tick, ordered by entity index. The
+// slice is valid until the frame is overwritten, window+1 ticks later.
+func (h *History) Frame(tick int64) ([]Pose, bool) {
+	if h.count == 0 || tick > h.newest || tick < h.Oldest() || tick < 0 {
+		return nil, false
+	}
+	f := &h.frames[tick%int64(len(h.frames))]
+	if f.tick != tick {
+		return nil, false
+	}
+	return f.poses, true
+}
+
+// Newest returns the newest recorded tick (the present), or −1.
+func (h *History) Newest() int64 { return h.newest }
+
+// Oldest returns the oldest tick still held, or −1 when nothing is recorded.
+func (h *History) Oldest() int64 {
+	if h.count == 0 {
+		return -1
+	}
+	return h.newest - int64(h.count) + 1
+}
+
+// Window returns the deepest rewind the history can serve, in ticks.
+func (h *History) Window() int { return len(h.frames) - 1 }
+
+func cmpEntity(a, b ecs.Entity) int {
+	if a.ID() != b.ID() {
+		if a.ID() < b.ID() {
+			return -1
+		}
+		return 1
+	}
+	return int(a.Generation()) - int(b.Generation())
+}

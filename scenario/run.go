@@ -1,0 +1,237 @@
+package scenario
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/systems"
+)
+
+// Result is what the server decided for every shot of a scenario.
+type Result struct {
+	Events []Event `json:"events"`
+	Stats  Stats   `json:"stats"`
+}
+
+// Event is one decision about a shot, in the scenario format's output.
+type Event struct {
+	Shot     int      `json:"shot"`
+	Result   string   `json:"result"`
+	Target   string   `json:"target,omitempty"`
+	By       string   `json:"by,omitempty"`
+	Tick     int64    `json:"tick"`
+	ViewTime *float64 `json:"view_time,omitempty"`
+}
+
+// Stats are the scenario's lag-compensation counters.
+type Stats struct {
+	Ticks               int   `json:"ticks"`
+	Rewinds             int64 `json:"rewinds"`
+	MaxBucketsPerTick   int   `json:"max_buckets_per_tick"`
+	LagCompensatedItems int64 `json:"lag_compensated_items"`
+}
+
+// Overrides replace fields of a scenario's lagcomp block (the command's
+// --window, --resolution and --no-buckets flags); nil leaves a field as is.
+type Overrides struct {
+	WindowTicks    *int
+	ViewResolution *int
+	NoBuckets      bool
+}
+
+// Apply validates the overrides and applies them to sc.
+func (ov Overrides) Apply(sc *Scenario) error {
+	if w := ov.WindowTicks; w != nil {
+		if *w < 0 || *w > lagcomp.MaxWindowTicks {
+			return errf("--window", "%d is outside 0..%d", *w, lagcomp.MaxWindowTicks)
+		}
+		sc.LagComp.WindowTicks = *w
+	}
+	if r := ov.ViewResolution; r != nil {
+		if *r < 0 || *r > 1<<16 {
+			return errf("--resolution", "%d is outside 0..%d", *r, 1<<16)
+		}
+		sc.LagComp.ViewResolution = *r
+	}
+	if ov.NoBuckets {
+		sc.LagComp.Bucketing = false
+	}
+	return nil
+}
+
+// Run plays the scenario on a fresh simulation.
+func Run(sc *Scenario) (*Result, error) {
+	cfg := systems.DefaultConfig()
+	cfg.TickRate = sc.TickRate
+	cfg.LagComp.WindowTicks = sc.LagComp.WindowTicks
+	cfg.LagComp.ViewResolution = sc.LagComp.ViewResolution
+	cfg.LagComp.Bucketing = sc.LagComp.Bucketing
+	cfg.FriendlyFire = sc.FriendlyFire
+	cfg.Weapons = sc.Weapons
+	sim, err := systems.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	r := &runner{sc: sc, sim: sim, names: map[ecs.Entity]string{}, live: make([]ecs.Entity, len(sc.Entities)),
+		body: generic.NewMap2[ecs.Transform, ecs.ViewLag](sim.World)}
+	for i := range sc.Entities {
+		if e := &sc.Entities[i]; e.Kind == KindStatic {
+			ent, err := sim.SpawnStatic(e.Box)
+			if err != nil {
+				return nil, fmt.Errorf("scenario: entities[%d]: %w", i, err)
+			}
+			r.live[i] = ent
+			r.names[ent] = e.ID
+		}
+	}
+	shots := make([][]int, sc.Ticks) // tick → shot indices
+	for i, s := range sc.Shots {
+		shots[s.Tick] = append(shots[s.Tick], i)
+	}
+	res := &Result{Events: []Event{}}
+	for t := 0; t < sc.Ticks; t++ {
+		if err := r.script(t); err != nil {
+			return nil, err
+		}
+		for _, i := range shots[t] {
+			s := &sc.Shots[i]
+			sim.Commands.Fire = append(sim.Commands.Fire, ecs.FireCommand{
+				Shooter: r.live[r.index(s.Shooter)], // the zero entity when absent: invalid
+				Weapon:  r.weapon(s.Weapon),
+				Shot:    uint32(i),
+				Origin:  s.Origin,
+				Dir:     s.Dir,
+			})
+		}
+		sim.Step()
+		for _, ev := range sim.Events.Shots {
+			res.Events = append(res.Events, r.event(ev))
+		}
+	}
+	slices.SortStableFunc(res.Events, func(a, b Event) int {
+		return cmp.Or(cmp.Compare(a.Tick, b.Tick), cmp.Compare(a.Shot, b.Shot), cmp.Compare(a.Target, b.Target))
+	})
+	st := sim.Stats()
+	res.Stats = Stats{Ticks: sc.Ticks, Rewinds: st.Rewinds, MaxBucketsPerTick: st.MaxBuckets, LagCompensatedItems: st.Items}
+	return res, nil
+}
+
+type runner struct {
+	sc    *Scenario
+	sim   *systems.Simulation
+	names map[ecs.Entity]string // every entity ever spawned, for the output
+	live  []ecs.Entity          // by scenario entity index; zero when absent
+	body  generic.Map2[ecs.Transform, ecs.ViewLag]
+}
+
+func (r *runner) index(id string) int {
+	return slices.IndexFunc(r.sc.Entities, func(e Entity) bool { return e.ID == id })
+}
+
+func (r *runner) weapon(name string) uint16 {
+	id, _ := r.sim.Catalog.Lookup(name) // Parse checked every shot's weapon
+	return id
+}
+
+// script makes players and shields exist, or not, as the scenario says for
+// tick t, and puts players at their tick-t positions (the scripted inputs).
+func (r *runner) script(t int) error {
+	for i := range r.sc.Entities {
+		e := &r.sc.Entities[i]
+		switch e.Kind {
+		case KindPlayer:
+			exists := t >= e.Path[0].Tick && (e.DespawnTick == nil || t < *e.DespawnTick)
+			if exists && r.live[i].IsZero() {
+				r.live[i] = r.sim.SpawnPlayer(systems.PlayerSpec{
+					Name: e.ID, Team: e.Team, Pos: pathPos(e.Path, t),
+					Hitbox: ecs.Hitbox{Radius: e.Radius, Height: e.Height},
+				})
+				r.names[r.live[i]] = e.ID
+			} else if !exists && !r.live[i].IsZero() {
+				r.sim.Despawn(r.live[i])
+				r.live[i] = ecs.Entity{}
+			}
+			if exists {
+				tf, lag := r.body.Get(r.live[i])
+				tf.Pos = pathPos(e.Path, t)
+				lag.Ticks = e.ViewDelayTicks
+			}
+		case KindShield:
+			if t == e.SpawnTick {
+				expires := int64(0)
+				if e.DespawnTick != nil {
+					expires = int64(*e.DespawnTick)
+				}
+				ent, err := r.sim.SpawnShield(ecs.Entity{}, 0, e.Box, expires)
+				if err != nil {
+					return fmt.Errorf("scenario: entities[%d]: %w", i, err)
+				}
+				r.names[ent] = e.ID
+			}
+		}
+	}
+	return nil
+}
+
+// pathPos interpolates a path's keyframes at tick t; before the first and
+// after the last keyframe the player stands at that keyframe.
+func pathPos(path []Keyframe, t int) geom.Vec3 {
+	if t <= path[0].Tick {
+		return path[0].Pos
+	}
+	for k := 1; k < len(path); k++ {
+		if a, b := path[k-1], path[k]; t <= b.Tick {
+			return a.Pos.Lerp(b.Pos, float64(t-a.Tick)/float64(b.Tick-a.Tick))
+		}
+	}
+	return path[len(path)-1].Pos
+}
+
+func (r *runner) event(ev ecs.ShotEvent) Event {
+	out := Event{Shot: int(ev.Shot), Result: ev.Result.String(), Tick: ev.Tick}
+	if ev.Result != ecs.ResultInvalid {
+		vt := ev.ViewTime.Ticks()
+		out.ViewTime = &vt
+	}
+	switch ev.Result {
+	case ecs.ResultHit:
+		out.Target = r.names[ev.Target]
+	case ecs.ResultBlocked:
+		out.By = r.names[ev.By]
+	}
+	return out
+}
+
+// Marshal renders a result as the scenario format's one JSON object, one
+// event per line.
+func (res *Result) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"events": [`)
+	for i, ev := range res.Events {
+		if i > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n   ")
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+	}
+	buf.WriteString("],\n \"stats\": ")
+	b, err := json.Marshal(res.Stats)
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(b)
+	buf.WriteString("}\n")
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,22 @@
+// Package systems is a room's simulation: one arche World and the fixed-tick
+// schedule of systems that advance it, wired to lag compensation (package
+// lagcomp) and weapons (package weapons).
+//
+// Every tick runs, in this order:
+//
+//  1. ApplyInputs     each player's queued input for this tick (none: the
+//     player is rooted), and its view lag from the input's view time
+//  2. Movement        State(n) + Input(n) → State(n+1), package movement
+//  3. RecordHistory   every hitbox's pose into the history ring; the
+//     collision world is put into the present
+//  4. Weapons         fire buttons and scripted fire commands become
+//     lag-compensated entities carrying their shooter's view lag
+//  5. LagCompensation view times, buckets, one rewind per bucket, every
+//     kind's resolver, the present restored
+//  6. Damage          hits applied to health
+//  7. Cleanup         finished shots and expired shields removed
+//
+// A Simulation is deterministic: the same spawns, inputs and commands give
+// the same states and events. It is not safe for concurrent use; a room's
+// goroutine owns it.
+package systems

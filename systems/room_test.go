@@ -1,0 +1,177 @@
+package systems
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+// benchRoom is the benchmark room of the engine issue: 6v6, every player
+// firing a rocket every tick (lifetime 42 ticks, so about 500 are alive),
+// each player seeing the world a different number of ticks behind (12
+// distinct view times), window 30 ticks, players running in circles by
+// their inputs.
+type benchRoom struct {
+	sim     *Simulation
+	players []ecs.Entity
+	lags    []float64
+	weapon  uint16
+	shot    uint32
+}
+
+func newBenchRoom(tb testing.TB, bucketing bool, defs []weapons.Definition, loadout []string) *benchRoom {
+	tb.Helper()
+	cfg := DefaultConfig()
+	cfg.LagComp.Bucketing = bucketing
+	cfg.Weapons = defs
+	sim, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &benchRoom{sim: sim}
+	// A few walls, so the static broadphase has something in it.
+	for i := range 8 {
+		x := -40 + float64(i)*10
+		if _, err := sim.SpawnStatic(geom.AABB{Min: geom.V(x, 0, 30), Max: geom.V(x+2, 3, 32)}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for i := range 12 {
+		team := uint8(1 + i%2)
+		angle := float64(i) / 12 * 2 * math.Pi
+		e := sim.SpawnPlayer(PlayerSpec{
+			ID: uint32(i + 1), Team: team, Controlled: true,
+			Pos:    geom.V(20*math.Cos(angle), 0, 20*math.Sin(angle)),
+			Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
+			Health: 100,
+		})
+		r.players = append(r.players, e)
+		r.lags = append(r.lags, 2+float64(i)*0.5) // 12 distinct view lags, 2..7.5 ticks
+	}
+	if len(loadout) == 0 {
+		loadout = []string{defs[0].Name}
+	}
+	r.weapon, _ = sim.Catalog.Lookup(loadout[0])
+	return r
+}
+
+// rocket is the benchmark's projectile: 30 m/s, 42 ticks.
+var rocket = weapons.Definition{Name: "rocket", Kind: weapons.KindProjectile, Speed: 30, Radius: 0.1, LifetimeTicks: 42}
+
+// queueInputs gives every player its input for the present tick, as the
+// server would from the network: running in a circle, firing every tick,
+// aiming slightly up so most rockets fly their full lifetime.
+func (r *benchRoom) queueInputs() {
+	now := r.sim.Now()
+	for i, e := range r.players {
+		yaw := float64(now)*0.05 + float64(i)
+		r.shot++
+		in := ecs.Input{
+			Tick: now, MoveZ: 1, Yaw: yaw, Pitch: 0.05 + 0.01*float64(i),
+			Buttons: ecs.ButtonFire, Weapon: r.weapon, Shot: r.shot,
+			ViewTime: ecs.ViewTimeOf(float64(now) - r.lags[i]),
+		}
+		if v := r.sim.QueueInput(e, in); v != InputQueued {
+			panic("bench input not queued: " + v.String())
+		}
+	}
+}
+
+// tick runs one tick and returns how long the lag-compensation stage took.
+func (r *benchRoom) tick() time.Duration {
+	r.queueInputs()
+	s := r.sim
+	s.Events.Shots = s.Events.Shots[:0]
+	var lc time.Duration
+	for _, st := range s.stages {
+		if st.name == "lag_compensation" {
+			t0 := time.Now()
+			st.run()
+			lc = time.Since(t0)
+			continue
+		}
+		st.run()
+	}
+	s.stats.Ticks++
+	s.Clock.Tick++
+	return lc
+}
+
+func (r *benchRoom) warm(ticks int) {
+	for range ticks {
+		r.tick()
+	}
+}
+
+func (r *benchRoom) liveProjectiles() int {
+	n := 0
+	q := r.sim.lagcomped.Query(r.sim.World)
+	for q.Next() {
+		n++
+	}
+	return n
+}
+
+func BenchmarkLagCompensation(b *testing.B) {
+	for _, mode := range []struct {
+		name      string
+		bucketing bool
+	}{{"bucketed", true}, {"per-entity", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			r := newBenchRoom(b, mode.bucketing, []weapons.Definition{rocket}, nil)
+			r.warm(100)
+			var lc time.Duration
+			var rewinds, items int64
+			b.ReportAllocs()
+			for b.Loop() {
+				lc += r.tick()
+				rewinds += int64(r.sim.stats.Last.Rewinds)
+				items += int64(r.sim.stats.Last.Items)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(lc.Microseconds())/n, "lagcomp-µs/tick")
+			b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
+			b.ReportMetric(float64(items)/n, "items/tick")
+		})
+	}
+}
+
+// BenchmarkLagCompensationRatio runs the bucketed room and the per-entity
+// baseline tick for tick in the same loop and reports both and their ratio.
+func BenchmarkLagCompensationRatio(b *testing.B) {
+	bucketed := newBenchRoom(b, true, []weapons.Definition{rocket}, nil)
+	baseline := newBenchRoom(b, false, []weapons.Definition{rocket}, nil)
+	bucketed.warm(100)
+	baseline.warm(100)
+	var tb, tp time.Duration
+	for b.Loop() {
+		tb += bucketed.tick()
+		tp += baseline.tick()
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tb.Nanoseconds())/n/1e3, "bucketed-µs/tick")
+	b.ReportMetric(float64(tp.Nanoseconds())/n/1e3, "per-entity-µs/tick")
+	b.ReportMetric(float64(tp)/float64(tb), "speedup")
+}
+
+// BenchmarkRoomTick is the whole room tick, all systems: one op is one tick.
+func BenchmarkRoomTick(b *testing.B) {
+	r := newBenchRoom(b, true, []weapons.Definition{rocket}, nil)
+	r.warm(100)
+	var rewinds, buckets int64
+	b.ReportAllocs()
+	for b.Loop() {
+		r.tick()
+		rewinds += int64(r.sim.stats.Last.Rewinds)
+		buckets += int64(r.sim.stats.Last.Buckets)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/1e3, "µs/tick")
+	b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
+	b.ReportMetric(float64(buckets)/n, "buckets/tick")
+	b.ReportMetric(float64(r.liveProjectiles()), "projectiles")
+}

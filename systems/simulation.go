@@ -1,0 +1,235 @@
+package systems
+
+import (
+	"fmt"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+// Config configures a Simulation.
+type Config struct {
+	TickRate     int            // ticks per second (default 20)
+	LagComp      lagcomp.Config // window, view resolution, bucketing, broadphase
+	FriendlyFire bool           // shots hit teammates
+	Movement     movement.Params
+	// EyeHeight is how far above the feet a player's shots start, metres.
+	EyeHeight float64
+	// Kinds are the weapon kinds the room can use (default: the built-ins);
+	// Weapons are its weapons, defined against those kinds.
+	Kinds   *weapons.Registry
+	Weapons []weapons.Definition
+}
+
+// DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation
+// tuning, the default movement and no weapons.
+func DefaultConfig() Config {
+	return Config{
+		TickRate:  20,
+		LagComp:   lagcomp.DefaultConfig(),
+		Movement:  movement.DefaultParams(),
+		EyeHeight: 1.6,
+	}
+}
+
+// Stats accumulate over a simulation's ticks.
+type Stats struct {
+	Ticks      int64
+	Rewinds    int64
+	Items      int64 // lag-compensated items resolved
+	MaxBuckets int   // the most distinct view times in one tick
+	Last       lagcomp.TickStats
+}
+
+// Simulation is one room's world and schedule.
+type Simulation struct {
+	World     *ecs.World
+	Clock     *ecs.Clock
+	Commands  *ecs.Commands
+	Events    *ecs.Events
+	Collision *lagcomp.CollisionWorld
+	History   *lagcomp.History
+	Time      *lagcomp.TimeMachine
+	Catalog   *weapons.Catalog
+
+	cfg         Config
+	stages      []stage
+	env         *weapons.Env
+	compensator *lagcomp.Compensator
+	fire        *weapons.FireSystem
+	stats       Stats
+
+	// Queries and component access, built once.
+	inputs    *generic.Filter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform]
+	movers    *generic.Filter3[ecs.Transform, ecs.Velocity, ecs.Input]
+	hitboxes  *generic.Filter3[ecs.Transform, ecs.Hitbox, ecs.Team]
+	triggers  *generic.Filter3[ecs.Input, ecs.Transform, ecs.Hitbox]
+	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
+	shields   *generic.Filter1[ecs.Shield]
+	lagOf     generic.Map[ecs.ViewLag]
+	healthOf  generic.Map[ecs.Health]
+	shieldMap generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
+	staticMap generic.Map1[ecs.StaticGeometry]
+	players   generic.Map7[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health]
+	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
+
+	// Per-tick scratch, reused.
+	poses []lagcomp.Pose
+	items []lagcomp.Item
+	dead  []ecs.Entity
+}
+
+// New builds a room: its World, collision world, history, time machine and
+// systems. The errors name the configuration field at fault.
+func New(cfg Config) (*Simulation, error) {
+	if cfg.TickRate <= 0 || cfg.TickRate > 1000 {
+		return nil, fmt.Errorf("systems: tick_rate: %d is outside 1..1000", cfg.TickRate)
+	}
+	if err := cfg.LagComp.Validate(); err != nil {
+		return nil, fmt.Errorf("systems: lagcomp.%w", err)
+	}
+	if cfg.Kinds == nil {
+		cfg.Kinds = weapons.NewRegistry()
+	}
+	catalog, err := weapons.NewCatalog(cfg.Kinds, cfg.Weapons)
+	if err != nil {
+		return nil, fmt.Errorf("systems: %w", err)
+	}
+	w := ecs.NewWorld(cfg.TickRate)
+	s := &Simulation{
+		World:     w,
+		Clock:     ecs.Resource[ecs.Clock](w),
+		Commands:  ecs.Resource[ecs.Commands](w),
+		Events:    ecs.Resource[ecs.Events](w),
+		Collision: lagcomp.NewCollisionWorld(cfg.LagComp.CellSize),
+		History:   lagcomp.NewHistory(cfg.LagComp.WindowTicks),
+		Catalog:   catalog,
+		cfg:       cfg,
+
+		inputs:    generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
+		movers:    generic.NewFilter3[ecs.Transform, ecs.Velocity, ecs.Input](),
+		hitboxes:  generic.NewFilter3[ecs.Transform, ecs.Hitbox, ecs.Team](),
+		triggers:  generic.NewFilter3[ecs.Input, ecs.Transform, ecs.Hitbox](),
+		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
+		shields:   generic.NewFilter1[ecs.Shield](),
+		lagOf:     generic.NewMap[ecs.ViewLag](w),
+		healthOf:  generic.NewMap[ecs.Health](w),
+		shieldMap: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](w),
+		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
+		players:   generic.NewMap7[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health](w),
+		inputMap:  generic.NewMap2[ecs.InputQueue, ecs.Input](w),
+	}
+	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lagcomped, s.shields} {
+		f.Register(w)
+	}
+	s.Time = lagcomp.NewTimeMachine(s.History, s.Collision)
+	s.env = &weapons.Env{World: w, Collision: s.Collision, Clock: s.Clock, Events: s.Events, Catalog: catalog, FriendlyFire: cfg.FriendlyFire}
+	kinds := cfg.Kinds.Build(s.env)
+	resolvers := make([]lagcomp.Resolver, len(kinds))
+	for i, k := range kinds {
+		resolvers[i] = k
+	}
+	s.compensator = lagcomp.NewCompensator(s.Time, resolvers, cfg.LagComp.Bucketing)
+	s.fire = weapons.NewFireSystem(s.env, kinds)
+	s.stages = []stage{
+		{"apply_inputs", s.applyInputs},
+		{"movement", s.move},
+		{"record_history", s.recordHistory},
+		{"weapons", s.weapons},
+		{"lag_compensation", s.lagCompensation},
+		{"damage", s.damage},
+		{"cleanup", s.cleanup},
+	}
+	return s, nil
+}
+
+// Config returns the simulation's configuration.
+func (s *Simulation) Config() Config { return s.cfg }
+
+// Stats returns what the simulation has done so far.
+func (s *Simulation) Stats() Stats { return s.stats }
+
+// Now returns the tick the next Step simulates.
+func (s *Simulation) Now() int64 { return s.Clock.Tick }
+
+// Step simulates the present tick and advances the clock to the next one. The
+// tick's events are in s.Events until the next Step.
+func (s *Simulation) Step() {
+	s.Events.Shots = s.Events.Shots[:0]
+	for _, st := range s.stages {
+		st.run()
+	}
+	s.stats.Ticks++
+	s.Clock.Tick++
+}
+
+// stage is one system of the schedule.
+type stage struct {
+	name string
+	run  func()
+}
+
+// PlayerSpec describes a player to spawn.
+type PlayerSpec struct {
+	ID     uint32
+	Name   string
+	Team   uint8
+	Pos    geom.Vec3
+	Hitbox ecs.Hitbox
+	Health float64 // 0: no health (cannot be damaged)
+	// Controlled players get an input queue and move by their inputs;
+	// others are placed by whoever drives the simulation (a scenario).
+	Controlled bool
+}
+
+// SpawnPlayer adds a player. Its hitbox enters the history at the next Step.
+func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
+	e := s.players.NewWith(&ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team},
+		&ecs.Transform{Pos: p.Pos}, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{},
+		&ecs.Health{Current: p.Health, Max: p.Health})
+	if p.Controlled {
+		s.inputMap.Add(e)
+		q, _ := s.inputMap.Get(e)
+		q.Applied = s.Clock.Tick - 1
+		for i := range q.Slots {
+			q.Slots[i].Tick = -1
+		}
+	}
+	return e
+}
+
+// SpawnStatic adds level geometry.
+func (s *Simulation) SpawnStatic(box geom.AABB) (ecs.Entity, error) {
+	e := s.staticMap.NewWith(&ecs.StaticGeometry{Box: box})
+	if err := s.Collision.AddStatic(e, box); err != nil {
+		s.World.RemoveEntity(e)
+		return ecs.Entity{}, err
+	}
+	return e, nil
+}
+
+// SpawnShield adds a shield placed by owner for team, present from now until
+// the tick expires (exclusive; 0: until despawned).
+func (s *Simulation) SpawnShield(owner ecs.Entity, team uint8, box geom.AABB, expires int64) (ecs.Entity, error) {
+	e := s.shieldMap.NewWith(&ecs.Shield{Box: box, Expires: expires}, &ecs.Owner{Entity: owner}, &ecs.Team{ID: team})
+	if err := s.Collision.AddShield(e, owner, team, box); err != nil {
+		s.World.RemoveEntity(e)
+		return ecs.Entity{}, err
+	}
+	return e, nil
+}
+
+// Despawn removes an entity and its colliders. A player's hitbox stays in the
+// history it was recorded in, so shots that see the past still see it.
+func (s *Simulation) Despawn(e ecs.Entity) {
+	if !s.World.Alive(e) {
+		return
+	}
+	s.Collision.RemoveBlocker(e)
+	s.World.RemoveEntity(e)
+}

@@ -1,0 +1,139 @@
+package systems
+
+import (
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/movement"
+)
+
+// applyInputs takes each controlled player's input for this tick out of its
+// queue. With none, the player is rooted: it keeps its aim, does not move and
+// does not fire; the server never guesses across a gap.
+func (s *Simulation) applyInputs() {
+	now := s.Clock.Tick
+	q := s.inputs.Query(s.World)
+	for q.Next() {
+		queue, in, lag, tf := q.Get()
+		slot := &queue.Slots[now%ecs.InputQueueLen]
+		if slot.Tick == now {
+			*in = *slot
+			slot.Tick = -1
+			queue.Applied = now
+			lag.Ticks = float64(now) - in.ViewTime.Ticks()
+			continue
+		}
+		queue.Rooted++
+		*in = ecs.Input{Tick: now, Yaw: tf.Yaw, Pitch: tf.Pitch, ViewTime: in.ViewTime}
+		lag.Ticks = float64(now) - in.ViewTime.Ticks()
+	}
+}
+
+// move advances every player that has an input.
+func (s *Simulation) move() {
+	dt := s.Clock.Dt()
+	q := s.movers.Query(s.World)
+	for q.Next() {
+		tf, vel, in := q.Get()
+		movement.Step(tf, vel, in, dt, s.cfg.Movement)
+	}
+}
+
+// recordHistory appends every hitbox's pose to the history and puts the
+// collision world into the present.
+func (s *Simulation) recordHistory() {
+	s.poses = s.poses[:0]
+	q := s.hitboxes.Query(s.World)
+	for q.Next() {
+		tf, hb, team := q.Get()
+		s.poses = append(s.poses, lagcomp.Pose{Entity: q.Entity(), Team: team.ID, Hitbox: *hb, Pos: tf.Pos})
+	}
+	// Ticks only increase, so Record cannot fail here.
+	_ = s.History.Record(s.Clock.Tick, s.poses)
+	s.Time.TravelToPresent()
+}
+
+// weapons turns this tick's fire buttons into fire commands (origin at the
+// eyes, direction from the aim: weapon positions are computed before lag
+// compensation) and spawns every command's lag-compensated entity.
+func (s *Simulation) weapons() {
+	now := s.Clock.Tick
+	q := s.triggers.Query(s.World)
+	for q.Next() {
+		in, tf, _ := q.Get()
+		if in.Tick != now || in.Buttons&ecs.ButtonFire == 0 {
+			continue
+		}
+		origin := tf.Pos
+		origin.Y += s.cfg.EyeHeight
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{
+			Shooter: q.Entity(), Weapon: in.Weapon, Shot: in.Shot,
+			Origin: origin, Dir: movement.Aim(tf.Yaw, tf.Pitch),
+		})
+	}
+	s.fire.Run()
+}
+
+// lagCompensation gives every unfinished lag-compensated entity its view time
+// (its owner's present view lag, or its last one if the owner is gone) and
+// resolves them all, one rewind per distinct view time.
+func (s *Simulation) lagCompensation() {
+	now, oldest := s.Clock.Tick, s.History.Oldest()
+	s.items = s.items[:0]
+	q := s.lagcomped.Query(s.World)
+	for q.Next() {
+		lc, owner, lag, vt := q.Get()
+		if lc.Done {
+			continue
+		}
+		if s.World.Alive(owner.Entity) {
+			if ol := s.lagOf.Get(owner.Entity); ol != nil {
+				lag.Ticks = ol.Ticks
+			}
+		}
+		*vt = s.cfg.LagComp.ViewTimeAt(now, oldest, lag.Ticks)
+		s.items = append(s.items, lagcomp.Item{Entity: q.Entity(), Kind: lc.Kind, Time: *vt})
+	}
+	st := s.compensator.Run(now, s.items)
+	s.stats.Last = st
+	s.stats.Rewinds += int64(st.Rewinds)
+	s.stats.Items += int64(st.Items)
+	s.stats.MaxBuckets = max(s.stats.MaxBuckets, st.Buckets)
+}
+
+// damage applies this tick's hits to the targets' health.
+func (s *Simulation) damage() {
+	for i := range s.Events.Shots {
+		ev := &s.Events.Shots[i]
+		if ev.Result != ecs.ResultHit || !s.World.Alive(ev.Target) {
+			continue
+		}
+		h := s.healthOf.Get(ev.Target)
+		if h == nil || h.Max == 0 {
+			continue
+		}
+		h.Current = max(0, h.Current-s.Catalog.At(ev.Weapon).Damage)
+	}
+}
+
+// cleanup removes finished lag-compensated entities and the shields that no
+// longer exist from the next tick on. Removal waits until the queries are
+// closed: arche forbids structural changes while one is open.
+func (s *Simulation) cleanup() {
+	next := s.Clock.Tick + 1
+	s.dead = s.dead[:0]
+	q := s.lagcomped.Query(s.World)
+	for q.Next() {
+		if lc, _, _, _ := q.Get(); lc.Done {
+			s.dead = append(s.dead, q.Entity())
+		}
+	}
+	sq := s.shields.Query(s.World)
+	for sq.Next() {
+		if sh := sq.Get(); sh.Expires != 0 && sh.Expires <= next {
+			s.dead = append(s.dead, sq.Entity())
+		}
+	}
+	for _, e := range s.dead {
+		s.Despawn(e)
+	}
+}
