@@ -28,7 +28,9 @@ func NewHistory(window int) *History {
 }
 
 // Record stores the poses of tick. Ticks must be recorded in increasing
-// order; a gap (a tick never recorded) leaves that tick absent.
+// order. The history is one run of consecutive ticks: after a gap (a tick
+// never recorded) it starts afresh at tick, so every tick from Oldest to
+// Newest is always present.
 func (h *History) Record(tick int64, poses []Pose) error {
 	if h.count > 0 && tick <= h.newest {
 		return fmt.Errorf("lagcomp: history: tick %d recorded after tick %d", tick, h.newest)
@@ -40,10 +42,10 @@ func (h *History) Record(tick int64, poses []Pose) error {
 	f.tick = tick
 	f.poses = append(f.poses[:0], poses...)
 	slices.SortFunc(f.poses, func(a, b Pose) int { return cmpEntity(a.Entity, b.Entity) })
-	if h.count == 0 {
+	if h.count == 0 || tick != h.newest+1 {
 		h.count = 1
-	} else { // a gap leaves its ticks absent: their slots hold other ticks
-		h.count = int(min(int64(h.count)+tick-h.newest, int64(len(h.frames))))
+	} else {
+		h.count = min(h.count+1, len(h.frames))
 	}
 	h.newest = tick
 	return nil

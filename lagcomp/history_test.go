@@ -1,0 +1,138 @@
+package lagcomp
+
+import (
+	"testing"
+
+	"github.com/rewind-gg/rewind/ecs"
+)
+
+func TestHistoryKeepsWindowPlusOneFrames(t *testing.T) {
+	e := entities(1)
+	h := NewHistory(3)
+	for tick := int64(0); tick < 10; tick++ {
+		mustRecord(t, h, tick, pose(e[0], 1, float64(tick), 0))
+	}
+	if h.Newest() != 9 || h.Oldest() != 6 || h.Window() != 3 {
+		t.Fatalf("newest %d oldest %d window %d, want 9 6 3", h.Newest(), h.Oldest(), h.Window())
+	}
+	for tick := int64(0); tick < 12; tick++ {
+		poses, ok := h.Frame(tick)
+		want := tick >= 6 && tick <= 9
+		if ok != want {
+			t.Errorf("Frame(%d) present=%v, want %v", tick, ok, want)
+		}
+		if ok && poses[0].Pos.X != float64(tick) {
+			t.Errorf("Frame(%d) x=%v, want %d", tick, poses[0].Pos.X, tick)
+		}
+	}
+}
+
+func TestHistoryRecordsWhoExisted(t *testing.T) {
+	e := entities(3)
+	h := NewHistory(30)
+	mustRecord(t, h, 0, pose(e[0], 1, 0, 0), pose(e[1], 2, 1, 0))
+	mustRecord(t, h, 1, pose(e[2], 1, 2, 0), pose(e[1], 2, 1, 0)) // e0 gone, e2 new, any order
+	f0, _ := h.Frame(0)
+	f1, _ := h.Frame(1)
+	if len(f0) != 2 || f0[0].Entity != e[0] || f0[1].Entity != e[1] {
+		t.Errorf("tick 0: %+v", f0)
+	}
+	if len(f1) != 2 || f1[0].Entity != e[1] || f1[1].Entity != e[2] {
+		t.Errorf("tick 1 not ordered by entity: %+v", f1)
+	}
+}
+
+func TestHistoryRejectsOldTicksAndLeavesGapsAbsent(t *testing.T) {
+	e := entities(1)
+	h := NewHistory(10)
+	mustRecord(t, h, 5, pose(e[0], 1, 0, 0))
+	if err := h.Record(5, nil); err == nil {
+		t.Error("recording tick 5 twice should fail")
+	}
+	if err := h.Record(4, nil); err == nil {
+		t.Error("recording an older tick should fail")
+	}
+	mustRecord(t, h, 6, pose(e[0], 1, 1, 0))
+	mustRecord(t, h, 8, pose(e[0], 1, 3, 0))
+	// A gap starts the history afresh: every tick from Oldest to Newest is held.
+	if h.Oldest() != 8 || h.Newest() != 8 {
+		t.Errorf("after a gap: oldest %d newest %d, want 8 8", h.Oldest(), h.Newest())
+	}
+	for _, tick := range []int64{5, 6, 7} {
+		if _, ok := h.Frame(tick); ok {
+			t.Errorf("tick %d before the gap should be absent", tick)
+		}
+	}
+}
+
+func TestHistoryReusesStorage(t *testing.T) {
+	e := entities(12)
+	h := NewHistory(30)
+	poses := make([]Pose, 12)
+	for i := range poses {
+		poses[i] = pose(e[i], 1, float64(i), 0)
+	}
+	tick := int64(0)
+	for ; tick < 40; tick++ {
+		mustRecord(t, h, tick, poses...)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = h.Record(tick, poses)
+		tick++
+	})
+	if allocs != 0 {
+		t.Errorf("Record allocates %v times per tick in steady state", allocs)
+	}
+}
+
+func TestViewTimeAt(t *testing.T) {
+	cfg := Config{WindowTicks: 30}
+	tests := []struct {
+		name         string
+		present, old int64
+		lag          float64
+		resolution   int
+		want         float64
+	}{
+		{"exact", 100, 0, 3.5, 0, 96.5},
+		{"window clamp", 100, 0, 45, 0, 70},
+		{"no rewind into the future", 100, 0, -2, 0, 100},
+		{"history start", 10, 0, 25, 0, 0},
+		{"oldest frame", 100, 80, 25, 0, 80},
+		{"round to quarter", 100, 0, 3.3, 4, 96.75},
+		{"half rounds up", 100, 0, 3.25, 2, 97},
+		{"half rounds up (exact half tick)", 100, 0, 3.5, 1, 97},
+		{"whole ticks", 100, 0, 3.49, 1, 97},
+		{"rounding never leaves the window", 100, 0, 29.9, 1, 70},
+		{"NaN is the present", 100, 0, nan(), 0, 100},
+	}
+	for _, tt := range tests {
+		c := cfg
+		c.ViewResolution = tt.resolution
+		got := c.ViewTimeAt(tt.present, tt.old, tt.lag)
+		if got.Ticks() != tt.want || got.Frac < 0 || got.Frac >= 1 {
+			t.Errorf("%s: got %+v (%v), want %v", tt.name, got, got.Ticks(), tt.want)
+		}
+	}
+	if got := (Config{WindowTicks: 0}).ViewTimeAt(50, 0, 10); got != (ecs.ViewTime{Tick: 50}) {
+		t.Errorf("window 0 must resolve at the present, got %+v", got)
+	}
+}
+
+func nan() float64 { z := 0.0; return z / z }
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{
+		{WindowTicks: -1, CellSize: 4},
+		{WindowTicks: MaxWindowTicks + 1, CellSize: 4},
+		{ViewResolution: -1, CellSize: 4},
+		{CellSize: 0},
+	} {
+		if c.Validate() == nil {
+			t.Errorf("%+v should be invalid", c)
+		}
+	}
+}

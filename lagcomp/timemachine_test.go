@@ -1,0 +1,155 @@
+package lagcomp
+
+import (
+	"testing"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+)
+
+// history of three players over ticks 0..10:
+//
+//	e0 runs along +X at 1 m/tick (x = tick), ticks 0..10
+//	e1 stands at z=5 and exists only from tick 4 on
+//	e2 stands at z=-5 and exists only up to tick 6
+//
+// It returns five entities: the three players and two spare ones.
+func threePlayers(t *testing.T) (*TimeMachine, *CollisionWorld, []ecs.Entity) {
+	e := entities(5)
+	h := NewHistory(30)
+	for tick := int64(0); tick <= 10; tick++ {
+		poses := []Pose{pose(e[0], 1, float64(tick), 0)}
+		if tick >= 4 {
+			poses = append(poses, pose(e[1], 2, 0, 5))
+		}
+		if tick <= 6 {
+			poses = append(poses, pose(e[2], 2, 0, -5))
+		}
+		mustRecord(t, h, tick, poses...)
+	}
+	w := NewCollisionWorld(4)
+	tm := NewTimeMachine(h, w)
+	tm.TravelToPresent()
+	return tm, w, e
+}
+
+func TestTravelInterpolatesBetweenRecordedTicks(t *testing.T) {
+	tm, w, e := threePlayers(t)
+	tm.TravelTo(ecs.ViewTime{Tick: 3, Frac: 0.25})
+	if p, ok := feetOf(t, w, e[0]); !ok || p != geom.V(3.25, 0, 0) {
+		t.Errorf("e0 at 3.25: got %v %v, want (3.25,0,0)", p, ok)
+	}
+	// e1 is absent at ⌊τ⌋ = 3 even though it exists at 4: absent.
+	if _, ok := feetOf(t, w, e[1]); ok {
+		t.Error("e1 did not exist at tick 3 and must be absent at 3.25")
+	}
+	// e2 exists at 6 but not at 7: at 6.5 it stands at its tick-6 pose.
+	tm.TravelTo(ecs.ViewTime{Tick: 6, Frac: 0.5})
+	if p, ok := feetOf(t, w, e[2]); !ok || p != geom.V(0, 0, -5) {
+		t.Errorf("e2 at 6.5: got %v %v, want its tick-6 pose", p, ok)
+	}
+	if p, _ := feetOf(t, w, e[0]); p != geom.V(6.5, 0, 0) {
+		t.Errorf("e0 at 6.5: got %v", p)
+	}
+}
+
+func TestTravelCreatesMovesAndRemoves(t *testing.T) {
+	tm, w, e := threePlayers(t)
+	// Present (tick 10): e0 and e1.
+	if n := w.NumHitboxes(); n != 2 {
+		t.Fatalf("present has %d hitboxes, want 2", n)
+	}
+	tm.TravelTo(ecs.ViewTime{Tick: 5})
+	if st := w.LastTravel(); st != (TravelStats{Moved: 2, Created: 1}) {
+		t.Errorf("to tick 5: %+v, want e0 and e1 moved, e2 created", st)
+	}
+	tm.TravelTo(ecs.ViewTime{Tick: 2})
+	if st := w.LastTravel(); st != (TravelStats{Moved: 2, Removed: 1}) {
+		t.Errorf("to tick 2: %+v, want e0 and e2 moved, e1 removed", st)
+	}
+	if _, ok := feetOf(t, w, e[1]); ok {
+		t.Error("e1 should be gone at tick 2")
+	}
+	tm.TravelToPresent()
+	if st := w.LastTravel(); st != (TravelStats{Moved: 1, Created: 1, Removed: 1}) {
+		t.Errorf("back to the present: %+v", st)
+	}
+	if p, _ := feetOf(t, w, e[0]); p != geom.V(10, 0, 0) {
+		t.Errorf("present e0 at %v, want x=10", p)
+	}
+	if tm.At() != (ecs.ViewTime{Tick: 10}) {
+		t.Errorf("At() = %+v after returning to the present", tm.At())
+	}
+}
+
+func TestTravelClampsToTheHistory(t *testing.T) {
+	tm, w, e := threePlayers(t)
+	if got := tm.TravelTo(ecs.ViewTime{Tick: -5, Frac: 0.5}); got != (ecs.ViewTime{Tick: 0}) {
+		t.Errorf("before the history: travelled to %+v, want tick 0", got)
+	}
+	if p, _ := feetOf(t, w, e[0]); p.X != 0 {
+		t.Errorf("e0 at %v", p)
+	}
+	if got := tm.TravelTo(ecs.ViewTime{Tick: 12, Frac: 0.5}); got != (ecs.ViewTime{Tick: 10}) {
+		t.Errorf("after the present: travelled to %+v, want tick 10", got)
+	}
+}
+
+func TestTravelNeverMovesStaticGeometryOrShields(t *testing.T) {
+	tm, w, e := threePlayers(t)
+	wallE, shieldE := e[3], e[4]
+	wall := geom.AABB{Min: geom.V(-1, 0, 20), Max: geom.V(1, 3, 21)}
+	shield := geom.AABB{Min: geom.V(-1, 0, 30), Max: geom.V(1, 3, 31)}
+	if err := w.AddStatic(wallE, wall); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddShield(shieldE, e[1], 2, shield); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []ecs.ViewTime{{Tick: 0}, {Tick: 3, Frac: 0.5}, {Tick: 10}} {
+		tm.TravelTo(to)
+		for _, probe := range []struct {
+			from float64
+			want ecs.Entity
+		}{{15, wallE}, {25, shieldE}} {
+			hit, ok := w.Raycast(geom.V(0, 1, probe.from), geom.V(0, 0, 1), 100, Filter{Mask: Blockers})
+			if !ok || hit.Entity != probe.want || hit.T != 5 {
+				t.Errorf("at %+v: ray from z=%v: got %+v %v, want %v at 5 m", to, probe.from, hit, ok, probe.want)
+			}
+		}
+	}
+}
+
+func TestTravelWithEmptyHistory(t *testing.T) {
+	w := NewCollisionWorld(4)
+	tm := NewTimeMachine(NewHistory(5), w)
+	tm.TravelTo(ecs.ViewTime{Tick: 3})
+	if w.NumHitboxes() != 0 {
+		t.Error("an empty history places nothing")
+	}
+}
+
+func TestEntityIndexRecycledWithNewGeneration(t *testing.T) {
+	// arche recycles entity indices with a new generation; the collision
+	// world must treat the new generation as a different hitbox.
+	w := NewCollisionWorld(4)
+	tm := NewTimeMachine(NewHistory(5), w)
+	h := tm.History()
+	e := entities(1)[0]
+	mustRecord(t, h, 0, pose(e, 1, 0, 0))
+	tm.TravelToPresent()
+	// Forge the same index with another generation via a fresh world that
+	// recycles: create, remove, create.
+	other := recycled(e)
+	mustRecord(t, h, 1, pose(other, 1, 5, 0))
+	tm.TravelToPresent()
+	if st := w.LastTravel(); st.Created != 1 || st.Removed != 1 {
+		t.Errorf("recycled index: %+v, want one created and one removed", st)
+	}
+	if _, ok := w.Hitbox(e); ok {
+		t.Error("the old generation must be gone")
+	}
+	if p, ok := feetOf(t, w, other); !ok || p.X != 5 {
+		t.Errorf("new generation at %v %v", p, ok)
+	}
+}
