@@ -101,7 +101,8 @@ func jsonError(data []byte, err error) error {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return &Error{Msg: fmt.Sprintf("invalid JSON at %s: %v", position(data, syn.Offset), syn)}
+		// Offset counts the offending byte; report the byte itself.
+		return &Error{Msg: fmt.Sprintf("invalid JSON at %s: %v", position(data, syn.Offset-1), syn)}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return &Error{Msg: "invalid JSON: unexpected end of input"}
 	}

@@ -1,0 +1,286 @@
+package systems
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+var rifle = weapons.Definition{Name: "rifle", Kind: weapons.KindHitscan, Range: 100, Damage: 25}
+
+func newSim(t *testing.T, defs ...weapons.Definition) *Simulation {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Weapons = defs
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNewNamesTheBadField(t *testing.T) {
+	tests := []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.TickRate = 0 }, "systems: tick_rate: 0 is outside 1..1000"},
+		{func(c *Config) { c.LagComp.WindowTicks = -2 }, "systems: lagcomp.window_ticks: -2 is outside 0..1024"},
+		{func(c *Config) {
+			c.Weapons = []weapons.Definition{{Name: "gun", Kind: "hitscan"}}
+		}, "systems: weapons: gun.range: must be a positive number, got 0"},
+		{func(c *Config) {
+			c.Weapons = []weapons.Definition{{Name: "gun", Kind: "railgun"}}
+		}, `systems: weapons: gun.kind: unknown kind "railgun" (known: hitscan, projectile, melee)`},
+		{func(c *Config) { c.Weapons = []weapons.Definition{rifle, rifle} }, "systems: weapons: rifle: defined twice"},
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		tt.change(&cfg)
+		if _, err := New(cfg); err == nil || err.Error() != tt.want {
+			t.Errorf("got %v, want %q", err, tt.want)
+		}
+	}
+}
+
+// TestDeterministic runs the benchmark room twice from scratch with the same
+// inputs: every tick's events and the final state must be identical.
+func TestDeterministic(t *testing.T) {
+	run := func() ([][]ecs.ShotEvent, []ecs.Transform, Stats) {
+		r := newBenchRoom(t, true, []weapons.Definition{rocket, rifle}, nil)
+		var events [][]ecs.ShotEvent
+		for tick := range 150 {
+			if tick%7 == 0 {
+				r.weapon = uint16(tick / 7 % 2)
+			}
+			r.tick()
+			events = append(events, append([]ecs.ShotEvent(nil), r.sim.Events.Shots...))
+		}
+		var tfs []ecs.Transform
+		for _, e := range r.players {
+			_, _, pos, _, _, _, _ := r.sim.players.Get(e)
+			tfs = append(tfs, *pos)
+		}
+		return events, tfs, r.sim.Stats()
+	}
+	e1, t1, s1 := run()
+	e2, t2, s2 := run()
+	if !reflect.DeepEqual(e1, e2) || !reflect.DeepEqual(t1, t2) || s1 != s2 {
+		t.Fatal("two runs with the same inputs differ")
+	}
+	hits := 0
+	for _, tick := range e1 {
+		for _, ev := range tick {
+			if ev.Result == ecs.ResultHit {
+				hits++
+			}
+		}
+	}
+	if hits == 0 || s1.Rewinds == 0 {
+		t.Errorf("the run should have hits and rewinds: %d hits, %+v", hits, s1)
+	}
+}
+
+func TestQueueInputRules(t *testing.T) {
+	s := newSim(t, rifle)
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	scripted := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	s.Step() // now = 1
+	tests := []struct {
+		in   ecs.Input
+		want InputVerdict
+	}{
+		{ecs.Input{Tick: 0}, InputStale},
+		{ecs.Input{Tick: 1, MoveZ: 1}, InputQueued},
+		{ecs.Input{Tick: 1, MoveZ: -1}, InputDuplicate}, // the first copy stays
+		{ecs.Input{Tick: 1 + ecs.InputQueueLen - 1}, InputQueued},
+		{ecs.Input{Tick: 1 + ecs.InputQueueLen}, InputTooEarly},
+	}
+	for _, tt := range tests {
+		if got := s.QueueInput(p, tt.in); got != tt.want {
+			t.Errorf("input for tick %d: %v, want %v", tt.in.Tick, got, tt.want)
+		}
+	}
+	if got := s.QueueInput(scripted, ecs.Input{Tick: 2}); got != InputNoPlayer {
+		t.Errorf("scripted player: %v", got)
+	}
+	s.Despawn(scripted)
+	if got := s.QueueInput(scripted, ecs.Input{Tick: 2}); got != InputNoPlayer {
+		t.Errorf("despawned player: %v", got)
+	}
+	s.Step() // applies tick 1: forward at 6 m/s for 1/20 s
+	_, _, tf, _, _, _, _ := s.players.Get(p)
+	if math.Abs(tf.Pos.Z-0.3) > 1e-12 {
+		t.Errorf("after one tick forward: %v, want z=0.3 (the first copy of tick 1's input)", tf.Pos)
+	}
+	if got := s.QueueInput(p, ecs.Input{Tick: 1}); got != InputStale {
+		t.Errorf("an applied tick's input again: %v", got)
+	}
+}
+
+// The server never guesses across a gap: without an input for a tick the
+// player stands still and does not fire; it resumes when inputs do.
+func TestRootedWithoutInput(t *testing.T) {
+	s := newSim(t, rifle)
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	fwd := func(tick int64) ecs.Input {
+		return ecs.Input{Tick: tick, MoveZ: 1, Buttons: ecs.ButtonFire, ViewTime: ecs.ViewTimeOf(float64(tick) - 2)}
+	}
+	s.QueueInput(p, fwd(0))
+	s.QueueInput(p, fwd(2))
+	z := func() float64 { _, _, tf, _, _, _, _ := s.players.Get(p); return tf.Pos.Z }
+	shots := func() int { return len(s.Events.Shots) }
+	s.Step()
+	if math.Abs(z()-0.3) > 1e-12 || shots() != 1 {
+		t.Fatalf("tick 0: z=%v shots=%d", z(), shots())
+	}
+	z0 := z()
+	s.Step() // tick 1: no input
+	if z() != z0 || shots() != 0 {
+		t.Errorf("rooted tick moved to %v or fired %d shots", z(), shots())
+	}
+	q, _ := s.inputMap.Get(p)
+	if q.Rooted != 1 || q.Applied != 0 {
+		t.Errorf("rooted %d applied %d", q.Rooted, q.Applied)
+	}
+	s.Step() // tick 2: input resumes
+	if math.Abs(z()-0.6) > 1e-12 || shots() != 1 || q.Applied != 2 {
+		t.Errorf("tick 2: z=%v shots=%d applied=%d", z(), shots(), q.Applied)
+	}
+	if lag := s.lagOf.Get(p).Ticks; lag != 2 {
+		t.Errorf("view lag from the input's view time: %v, want 2", lag)
+	}
+}
+
+// A fire button fires from the eyes along the aim, through lag compensation:
+// the target is hit where the shooter saw it.
+func TestFireFromInputUsesViewTime(t *testing.T) {
+	s := newSim(t, rifle)
+	shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	target := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Health: 100, Pos: geom.V(0, 0, 10)})
+	// The target runs along +X at 1 m per tick; the shooter sees 4 ticks
+	// behind and aims at the target's x as it saw it.
+	for tick := int64(0); tick <= 20; tick++ {
+		_, _, tf, _, _, _, _ := s.players.Get(target)
+		tf.Pos.X = float64(tick)
+		in := ecs.Input{Tick: tick, ViewTime: ecs.ViewTimeOf(float64(tick) - 4)}
+		if tick == 20 {
+			// Aim at x=16 from x=0: yaw toward +X by atan(16/10).
+			in.Yaw, in.Buttons = math.Atan2(16, 10), ecs.ButtonFire
+		}
+		s.QueueInput(shooter, in)
+		s.Step()
+	}
+	if len(s.Events.Shots) != 1 {
+		t.Fatalf("events %+v", s.Events.Shots)
+	}
+	ev := s.Events.Shots[0]
+	if ev.Result != ecs.ResultHit || ev.Target != target || ev.ViewTime != (ecs.ViewTime{Tick: 16}) || ev.Tick != 20 {
+		t.Errorf("event %+v", ev)
+	}
+	if p := ev.Point; math.Abs(p.Y-1.6) > 1e-9 {
+		t.Errorf("the shot starts at eye height 1.6 and flies level: hit at %v", p)
+	}
+	if h := s.healthOf.Get(target); h.Current != 75 {
+		t.Errorf("health %v, want 100 − 25", h.Current)
+	}
+}
+
+func TestShieldExpires(t *testing.T) {
+	s := newSim(t, rifle)
+	shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	target := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Pos: geom.V(0, 0, 10)})
+	shield, err := s.SpawnShield(target, 2, geom.AABB{Min: geom.V(-1, 0, 5), Max: geom.V(1, 3, 6)}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []ecs.ShotResult
+	for range 5 {
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)})
+		s.Step()
+		results = append(results, s.Events.Shots[0].Result)
+	}
+	want := []ecs.ShotResult{ecs.ResultBlocked, ecs.ResultBlocked, ecs.ResultBlocked, ecs.ResultHit, ecs.ResultHit}
+	if !reflect.DeepEqual(results, want) {
+		t.Errorf("results %v, want %v (the shield exists in ticks 0..2)", results, want)
+	}
+	if s.World.Alive(shield) {
+		t.Error("the expired shield entity should be gone")
+	}
+}
+
+// A despawned player's hitbox stays in the history: shots that see the past
+// still hit it, shots that see the present do not.
+func TestDespawnedPlayerStaysInHistory(t *testing.T) {
+	s := newSim(t, rifle)
+	old := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	now := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Pos: geom.V(5, 0, 0)})
+	target := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Pos: geom.V(0, 0, 10)})
+	s.lagOf.Get(old).Ticks = 5
+	for range 10 {
+		s.Step()
+	}
+	s.Despawn(target)
+	fire := func(shooter ecs.Entity) {
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)})
+	}
+	fire(old)
+	fire(now)
+	s.Step()
+	got := map[ecs.Entity]ecs.ShotResult{}
+	for _, ev := range s.Events.Shots {
+		got[ev.Shooter] = ev.Result
+	}
+	if got[old] != ecs.ResultHit || got[now] != ecs.ResultMiss {
+		t.Errorf("past shot %v (want hit), present shot %v (want miss)", got[old], got[now])
+	}
+}
+
+func TestInvalidFireCommands(t *testing.T) {
+	s := newSim(t, rifle)
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	static, _ := s.SpawnStatic(geom.AABB{Max: geom.V(1, 1, 1)})
+	for _, cmd := range []ecs.FireCommand{
+		{Shooter: ecs.Entity{}, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)},
+		{Shooter: static, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)},
+		{Shooter: p, Weapon: 7, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)},
+		{Shooter: p, Origin: geom.V(math.NaN(), 1, 0), Dir: geom.V(0, 0, 1)},
+		{Shooter: p, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 0)},
+		{Shooter: p, Origin: geom.V(0, 1, 0), Dir: geom.V(0, math.Inf(1), 0)},
+	} {
+		s.Commands.Fire = append(s.Commands.Fire, cmd)
+	}
+	s.Step()
+	if len(s.Events.Shots) != 6 {
+		t.Fatalf("%d events", len(s.Events.Shots))
+	}
+	for i, ev := range s.Events.Shots {
+		if ev.Result != ecs.ResultInvalid {
+			t.Errorf("command %d: %v, want invalid", i, ev.Result)
+		}
+	}
+	if st := s.Stats(); st.Items != 0 {
+		t.Errorf("invalid commands were resolved: %+v", st)
+	}
+}
+
+// The per-tick path allocates nothing in steady state.
+func TestSteadyStateTickAllocatesNothing(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("coverage and race instrumentation allocate")
+	}
+	r := newBenchRoom(t, true, []weapons.Definition{rocket}, nil)
+	r.warm(200)
+	if allocs := testing.AllocsPerRun(200, func() { r.tick() }); allocs != 0 {
+		t.Errorf("a steady-state tick allocates %v times", allocs)
+	}
+	r = newBenchRoom(t, false, []weapons.Definition{rocket}, nil)
+	r.warm(200)
+	if allocs := testing.AllocsPerRun(50, func() { r.tick() }); allocs != 0 {
+		t.Errorf("a steady-state per-entity tick allocates %v times", allocs)
+	}
+}
