@@ -49,9 +49,19 @@ func (h Hitbox) Capsule(pos geom.Vec3) geom.Capsule {
 	}
 }
 
-// Health is what a damageable entity has left.
+// Health is what a damageable entity has left. Max 0 means the entity cannot
+// be damaged (scripted scenario players).
 type Health struct {
 	Current, Max float64
+}
+
+// Life is a player's life cycle. A dead player has no hitbox in the history
+// (it can neither be hit nor block), does not move and does not fire; at
+// RespawnAt it comes back at Spawn with full health.
+type Life struct {
+	Dead      bool
+	RespawnAt int64     // the tick it respawns at
+	Spawn     geom.Vec3 // where it (re)spawns
 }
 
 // Owner is the player an entity belongs to (the shooter of a shot, the
@@ -115,6 +125,7 @@ type HitscanShot struct {
 // Projectile is a sphere flying one step per tick in its shooter's time; its
 // position is the entity's Transform and its velocity the entity's Velocity.
 type Projectile struct {
+	Origin   geom.Vec3 // where it was fired from
 	Radius   float64
 	Steps    int // steps taken so far
 	Lifetime int // steps it may take before it expires as a miss

@@ -72,13 +72,30 @@ type ShotEvent struct {
 	ViewTime ViewTime
 	Point    geom.Vec3 // where it happened (the ray point or sphere centre at contact)
 	Head     bool      // the contact was on the target's head
+	Damage   float64   // the health the hit took (set by the Damage system)
+}
+
+// KillEvent is a player's death.
+type KillEvent struct {
+	Killer, Victim Entity
+	Weapon         uint16
+	Tick           int64
+}
+
+// RespawnEvent is a player coming back to life.
+type RespawnEvent struct {
+	Player Entity
+	Pos    geom.Vec3
+	Tick   int64
 }
 
 // Events are what happened during the current tick. The schedule clears them
 // at the start of every tick; whoever reports them (the scenario runner, the
 // server's snapshot stage) reads them after the tick.
 type Events struct {
-	Shots []ShotEvent
+	Shots    []ShotEvent
+	Kills    []KillEvent
+	Respawns []RespawnEvent
 }
 
 // NewWorld creates a room's World with its resources: the Clock at tick 0 with

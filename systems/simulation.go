@@ -20,6 +20,8 @@ type Config struct {
 	Movement     movement.Params
 	// EyeHeight is how far above the feet a player's shots start, metres.
 	EyeHeight float64
+	// RespawnTicks is how long a dead player stays dead.
+	RespawnTicks int
 	// Kinds are the weapon kinds the room can use (default: the built-ins);
 	// Weapons are its weapons, defined against those kinds.
 	Kinds   *weapons.Registry
@@ -30,10 +32,11 @@ type Config struct {
 // tuning, the default movement and no weapons.
 func DefaultConfig() Config {
 	return Config{
-		TickRate:  20,
-		LagComp:   lagcomp.DefaultConfig(),
-		Movement:  movement.DefaultParams(),
-		EyeHeight: 1.6,
+		TickRate:     20,
+		LagComp:      lagcomp.DefaultConfig(),
+		Movement:     movement.DefaultParams(),
+		EyeHeight:    1.6,
+		RespawnTicks: 60,
 	}
 }
 
@@ -66,16 +69,17 @@ type Simulation struct {
 
 	// Queries and component access, built once.
 	inputs    *generic.Filter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform]
-	movers    *generic.Filter3[ecs.Transform, ecs.Velocity, ecs.Input]
-	hitboxes  *generic.Filter3[ecs.Transform, ecs.Hitbox, ecs.Team]
-	triggers  *generic.Filter3[ecs.Input, ecs.Transform, ecs.Hitbox]
+	movers    *generic.Filter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life]
+	hitboxes  *generic.Filter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life]
+	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life]
+	lives     *generic.Filter3[ecs.Life, ecs.Health, ecs.Transform]
 	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
 	shields   *generic.Filter1[ecs.Shield]
 	lagOf     generic.Map[ecs.ViewLag]
-	healthOf  generic.Map[ecs.Health]
+	healthOf  generic.Map2[ecs.Health, ecs.Life]
 	shieldMap generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
 	staticMap generic.Map1[ecs.StaticGeometry]
-	players   generic.Map7[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health]
+	players   generic.Map8[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life]
 	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
 
 	// Per-tick scratch, reused.
@@ -89,6 +93,9 @@ type Simulation struct {
 func New(cfg Config) (*Simulation, error) {
 	if cfg.TickRate <= 0 || cfg.TickRate > 1000 {
 		return nil, fmt.Errorf("systems: tick_rate: %d is outside 1..1000", cfg.TickRate)
+	}
+	if cfg.RespawnTicks < 0 {
+		return nil, fmt.Errorf("systems: respawn_ticks: %d is negative", cfg.RespawnTicks)
 	}
 	if err := cfg.LagComp.Validate(); err != nil {
 		return nil, fmt.Errorf("systems: lagcomp.%w", err)
@@ -112,19 +119,20 @@ func New(cfg Config) (*Simulation, error) {
 		cfg:       cfg,
 
 		inputs:    generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
-		movers:    generic.NewFilter3[ecs.Transform, ecs.Velocity, ecs.Input](),
-		hitboxes:  generic.NewFilter3[ecs.Transform, ecs.Hitbox, ecs.Team](),
-		triggers:  generic.NewFilter3[ecs.Input, ecs.Transform, ecs.Hitbox](),
+		movers:    generic.NewFilter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life](),
+		hitboxes:  generic.NewFilter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life](),
+		triggers:  generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life](),
+		lives:     generic.NewFilter3[ecs.Life, ecs.Health, ecs.Transform](),
 		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
 		shields:   generic.NewFilter1[ecs.Shield](),
 		lagOf:     generic.NewMap[ecs.ViewLag](w),
-		healthOf:  generic.NewMap[ecs.Health](w),
+		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
 		shieldMap: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](w),
 		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
-		players:   generic.NewMap7[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health](w),
+		players:   generic.NewMap8[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life](w),
 		inputMap:  generic.NewMap2[ecs.InputQueue, ecs.Input](w),
 	}
-	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lagcomped, s.shields} {
+	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
 	}
 	s.Time = lagcomp.NewTimeMachine(s.History, s.Collision)
@@ -161,6 +169,8 @@ func (s *Simulation) Now() int64 { return s.Clock.Tick }
 // tick's events are in s.Events until the next Step.
 func (s *Simulation) Step() {
 	s.Events.Shots = s.Events.Shots[:0]
+	s.Events.Kills = s.Events.Kills[:0]
+	s.Events.Respawns = s.Events.Respawns[:0]
 	for _, st := range s.stages {
 		st.run()
 	}
@@ -191,7 +201,7 @@ type PlayerSpec struct {
 func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
 	e := s.players.NewWith(&ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team},
 		&ecs.Transform{Pos: p.Pos}, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{},
-		&ecs.Health{Current: p.Health, Max: p.Health})
+		&ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos})
 	if p.Controlled {
 		s.inputMap.Add(e)
 		q, _ := s.inputMap.Get(e)

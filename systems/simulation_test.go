@@ -62,7 +62,7 @@ func TestDeterministic(t *testing.T) {
 		}
 		var tfs []ecs.Transform
 		for _, e := range r.players {
-			_, _, pos, _, _, _, _ := r.sim.players.Get(e)
+			_, _, pos, _, _, _, _, _ := r.sim.players.Get(e)
 			tfs = append(tfs, *pos)
 		}
 		return events, tfs, r.sim.Stats()
@@ -113,7 +113,7 @@ func TestQueueInputRules(t *testing.T) {
 		t.Errorf("despawned player: %v", got)
 	}
 	s.Step() // applies tick 1: forward at 6 m/s for 1/20 s
-	_, _, tf, _, _, _, _ := s.players.Get(p)
+	_, _, tf, _, _, _, _, _ := s.players.Get(p)
 	if math.Abs(tf.Pos.Z-0.3) > 1e-12 {
 		t.Errorf("after one tick forward: %v, want z=0.3 (the first copy of tick 1's input)", tf.Pos)
 	}
@@ -132,7 +132,7 @@ func TestRootedWithoutInput(t *testing.T) {
 	}
 	s.QueueInput(p, fwd(0))
 	s.QueueInput(p, fwd(2))
-	z := func() float64 { _, _, tf, _, _, _, _ := s.players.Get(p); return tf.Pos.Z }
+	z := func() float64 { _, _, tf, _, _, _, _, _ := s.players.Get(p); return tf.Pos.Z }
 	shots := func() int { return len(s.Events.Shots) }
 	s.Step()
 	if math.Abs(z()-0.3) > 1e-12 || shots() != 1 {
@@ -165,7 +165,7 @@ func TestFireFromInputUsesViewTime(t *testing.T) {
 	// The target runs along +X at 1 m per tick; the shooter sees 4 ticks
 	// behind and aims at the target's x as it saw it.
 	for tick := int64(0); tick <= 20; tick++ {
-		_, _, tf, _, _, _, _ := s.players.Get(target)
+		_, _, tf, _, _, _, _, _ := s.players.Get(target)
 		tf.Pos.X = float64(tick)
 		in := ecs.Input{Tick: tick, ViewTime: ecs.ViewTimeOf(float64(tick) - 4)}
 		if tick == 20 {
@@ -185,7 +185,7 @@ func TestFireFromInputUsesViewTime(t *testing.T) {
 	if p := ev.Point; math.Abs(p.Y-1.6) > 1e-9 {
 		t.Errorf("the shot starts at eye height 1.6 and flies level: hit at %v", p)
 	}
-	if h := s.healthOf.Get(target); h.Current != 75 {
+	if h, _ := s.healthOf.Get(target); h.Current != 75 {
 		t.Errorf("health %v, want 100 − 25", h.Current)
 	}
 }
@@ -282,5 +282,73 @@ func TestSteadyStateTickAllocatesNothing(t *testing.T) {
 	r.warm(200)
 	if allocs := testing.AllocsPerRun(50, func() { r.tick() }); allocs != 0 {
 		t.Errorf("a steady-state per-entity tick allocates %v times", allocs)
+	}
+}
+
+// A player whose health reaches 0 dies: it leaves the collision world, does
+// not move or fire, and respawns at its spawn point RespawnTicks later.
+func TestDeathAndRespawn(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Weapons = []weapons.Definition{rifle} // 25 damage
+	cfg.RespawnTicks = 5
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := ecs.Hitbox{Radius: 0.4, Height: 1.8}
+	shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: hb})
+	victim := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: hb, Pos: geom.V(0, 0, 10), Health: 60, Controlled: true})
+	fire := func() {
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)})
+	}
+	var deathTick int64 = -1
+	for tick := int64(0); tick < 3; tick++ {
+		s.QueueInput(victim, ecs.Input{Tick: tick})
+		fire()
+		s.Step()
+		if len(s.Events.Kills) == 1 {
+			deathTick = tick
+		}
+	}
+	if deathTick != 2 {
+		t.Fatalf("died at tick %d, want 2 (25+25+10 of 60)", deathTick)
+	}
+	if got := s.Events.Shots[0].Damage; got != 10 {
+		t.Errorf("the last hit took %v, want the 10 left", got)
+	}
+	if k := s.Events.Kills[0]; k.Killer != shooter || k.Victim != victim {
+		t.Errorf("kill %+v", k)
+	}
+	// Dead: shots pass where it stood, it does not move, its fire is invalid.
+	fire()
+	s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: victim, Origin: geom.V(0, 1, 10), Dir: geom.V(0, 0, -1)})
+	s.QueueInput(victim, ecs.Input{Tick: 3, MoveZ: 1})
+	s.Step()
+	results := []ecs.ShotResult{s.Events.Shots[0].Result, s.Events.Shots[1].Result}
+	if results[0] != ecs.ResultInvalid || results[1] != ecs.ResultMiss {
+		t.Errorf("while dead: %v (want the victim's shot invalid, the shooter's a miss)", results)
+	}
+	_, _, tf, _, _, _, _, _ := s.players.Get(victim)
+	tf.Pos = geom.V(20, 0, 20) // wherever it lay, it respawns at its spawn point
+	var respawned int64 = -1
+	for range 10 {
+		s.Step()
+		if len(s.Events.Respawns) == 1 {
+			respawned = s.Events.Respawns[0].Tick
+			if s.Events.Respawns[0].Pos != geom.V(0, 0, 10) {
+				t.Errorf("respawn at %v", s.Events.Respawns[0].Pos)
+			}
+		}
+	}
+	if respawned != deathTick+1+5 {
+		t.Errorf("respawned at tick %d, want %d", respawned, deathTick+1+5)
+	}
+	if h, life := s.healthOf.Get(victim); h.Current != 60 || life.Dead {
+		t.Errorf("after respawn: %+v %+v", h, life)
+	}
+	fire()
+	s.Step()
+	if r := s.Events.Shots[0].Result; r != ecs.ResultHit {
+		t.Errorf("after respawn the shot %v, want hit", r)
 	}
 }

@@ -2,6 +2,7 @@ package systems
 
 import (
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/movement"
 )
@@ -33,7 +34,11 @@ func (s *Simulation) move() {
 	dt := s.Clock.Dt()
 	q := s.movers.Query(s.World)
 	for q.Next() {
-		tf, vel, in := q.Get()
+		tf, vel, in, life := q.Get()
+		if life.Dead {
+			vel.V = geom.Vec3{}
+			continue
+		}
 		movement.Step(tf, vel, in, dt, s.cfg.Movement)
 	}
 }
@@ -44,7 +49,10 @@ func (s *Simulation) recordHistory() {
 	s.poses = s.poses[:0]
 	q := s.hitboxes.Query(s.World)
 	for q.Next() {
-		tf, hb, team := q.Get()
+		tf, hb, team, life := q.Get()
+		if life.Dead {
+			continue
+		}
 		s.poses = append(s.poses, lagcomp.Pose{Entity: q.Entity(), Team: team.ID, Hitbox: *hb, Pos: tf.Pos})
 	}
 	// Ticks only increase, so Record cannot fail here.
@@ -59,8 +67,8 @@ func (s *Simulation) weapons() {
 	now := s.Clock.Tick
 	q := s.triggers.Query(s.World)
 	for q.Next() {
-		in, tf, _ := q.Get()
-		if in.Tick != now || in.Buttons&ecs.ButtonFire == 0 {
+		in, tf, _, life := q.Get()
+		if in.Tick != now || in.Buttons&ecs.ButtonFire == 0 || life.Dead {
 			continue
 		}
 		origin := tf.Pos
@@ -100,18 +108,37 @@ func (s *Simulation) lagCompensation() {
 	s.stats.MaxBuckets = max(s.stats.MaxBuckets, st.Buckets)
 }
 
-// damage applies this tick's hits to the targets' health.
+// damage applies this tick's hits to the targets' health: a player whose
+// health reaches 0 dies (and its killer is the shooter); dead players whose
+// time has come respawn, alive from the next tick.
 func (s *Simulation) damage() {
+	now := s.Clock.Tick
 	for i := range s.Events.Shots {
 		ev := &s.Events.Shots[i]
 		if ev.Result != ecs.ResultHit || !s.World.Alive(ev.Target) {
 			continue
 		}
-		h := s.healthOf.Get(ev.Target)
-		if h == nil || h.Max == 0 {
+		h, life := s.healthOf.Get(ev.Target)
+		if h == nil || h.Max == 0 || life == nil || life.Dead {
 			continue
 		}
-		h.Current = max(0, h.Current-s.Catalog.At(ev.Weapon).Damage)
+		ev.Damage = min(s.Catalog.At(ev.Weapon).Damage, h.Current)
+		h.Current -= ev.Damage
+		if h.Current <= 0 {
+			h.Current = 0
+			life.Dead, life.RespawnAt = true, now+1+int64(s.cfg.RespawnTicks)
+			s.Events.Kills = append(s.Events.Kills, ecs.KillEvent{Killer: ev.Shooter, Victim: ev.Target, Weapon: ev.Weapon, Tick: now})
+		}
+	}
+	q := s.lives.Query(s.World)
+	for q.Next() {
+		life, h, tf := q.Get()
+		if life.Dead && life.RespawnAt <= now+1 {
+			life.Dead = false
+			h.Current = h.Max
+			tf.Pos = life.Spawn
+			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Tick: now + 1})
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ type FireSystem struct {
 	env     *Env
 	kinds   []Kind
 	cmds    *ecs.Commands
-	shooter generic.Map3[ecs.Hitbox, ecs.Team, ecs.ViewLag]
+	shooter generic.Map4[ecs.Hitbox, ecs.Team, ecs.ViewLag, ecs.Life]
 	shot    Shot
 }
 
@@ -25,7 +25,7 @@ func NewFireSystem(env *Env, kinds []Kind) *FireSystem {
 		env:     env,
 		kinds:   kinds,
 		cmds:    ecs.Resource[ecs.Commands](env.World),
-		shooter: generic.NewMap3[ecs.Hitbox, ecs.Team, ecs.ViewLag](env.World),
+		shooter: generic.NewMap4[ecs.Hitbox, ecs.Team, ecs.ViewLag, ecs.Life](env.World),
 	}
 }
 
@@ -51,13 +51,13 @@ func (s *FireSystem) Run() {
 }
 
 // shooterOf returns the shooter's team and view lag, and whether the command
-// can be fired at all: a live shooter with a hitbox, a known weapon, a finite
-// origin and a direction.
+// can be fired at all: an existing shooter with a hitbox, not dead, a known
+// weapon, a finite origin and a direction.
 func (s *FireSystem) shooterOf(cmd *ecs.FireCommand) (*ecs.Team, *ecs.ViewLag, bool) {
 	if !s.env.World.Alive(cmd.Shooter) || int(cmd.Weapon) >= s.env.Catalog.Len() ||
 		!cmd.Origin.IsFinite() || !cmd.Dir.IsFinite() || cmd.Dir.LenSq() == 0 {
 		return nil, nil, false
 	}
-	hb, team, lag := s.shooter.Get(cmd.Shooter)
-	return team, lag, hb != nil && team != nil && lag != nil
+	hb, team, lag, life := s.shooter.Get(cmd.Shooter)
+	return team, lag, hb != nil && team != nil && lag != nil && (life == nil || !life.Dead)
 }

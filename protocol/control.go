@@ -1,0 +1,349 @@
+package protocol
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Control message types, the byte after a control frame's length.
+const (
+	MsgJoin    = 1 // client → server: the first message on the control stream
+	MsgWelcome = 2 // server → client: the join is accepted
+	MsgReject  = 3 // server → client: the join is refused; the server closes the connection
+	MsgEvent   = 4 // server → client: a game event
+)
+
+// MaxControl is the largest control frame body (type + payload), in bytes.
+const MaxControl = 65535
+
+// Limits of control message strings, in bytes.
+const (
+	MaxRoomLen   = 64
+	MaxNameLen   = 32
+	MaxReasonLen = 255
+)
+
+// WriteFrame writes one control frame: a big-endian u16 length of what
+// follows, the message type, the payload.
+func WriteFrame(w io.Writer, buf []byte, typ uint8, payload []byte) ([]byte, error) {
+	if 1+len(payload) > MaxControl {
+		return buf, fmt.Errorf("protocol: control message of %d bytes is over %d", 1+len(payload), MaxControl)
+	}
+	buf = appendU16(buf[:0], uint16(1+len(payload)))
+	buf = append(buf, typ)
+	buf = append(buf, payload...)
+	_, err := w.Write(buf)
+	return buf, err
+}
+
+// ReadFrame reads one control frame into buf (grown as needed) and returns
+// its type and payload, which alias buf. A zero-length frame is malformed.
+func ReadFrame(r io.Reader, buf []byte) (uint8, []byte, []byte, error) {
+	var hdr [2]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, buf, err
+	}
+	n := int(binary.BigEndian.Uint16(hdr[:]))
+	if n == 0 {
+		return 0, nil, buf, fail(ReasonShort, "control frame")
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, nil, buf, err
+	}
+	return buf[0], buf[1:], buf, nil
+}
+
+// Join asks to play in a room.
+type Join struct {
+	Version uint16
+	Room    string // created on demand
+	Name    string
+	Team    uint8 // 1 or 2; 0 lets the server choose
+	Class   string
+}
+
+// AppendJoin appends the payload of a Join.
+func AppendJoin(b []byte, m *Join) []byte {
+	b = appendU16(b, m.Version)
+	b = appendStr(b, m.Room, MaxRoomLen)
+	b = appendStr(b, m.Name, MaxNameLen)
+	b = append(b, m.Team)
+	return appendStr(b, m.Class, MaxNameLen)
+}
+
+// DecodeJoin decodes a Join payload.
+func DecodeJoin(p []byte) (Join, error) {
+	r := reader{b: p, msg: "join"}
+	m := Join{Version: r.u16("version")}
+	m.Room = r.str("room", MaxRoomLen)
+	m.Name = r.str("name", MaxNameLen)
+	m.Team = r.u8("team")
+	m.Class = r.str("class", MaxNameLen)
+	return m, r.end()
+}
+
+// WeaponInfo describes a weapon to clients (for prediction, aiming and
+// client-side hit checks).
+type WeaponInfo struct {
+	Name          string
+	Kind          string
+	Damage        float64
+	Range         float64
+	Speed         float64
+	Radius        float64
+	Reach         float64
+	LifetimeTicks uint16
+	FireInterval  uint16 // ticks between shots
+}
+
+// Box is an axis-aligned box of the map.
+type Box struct{ Min, Max [3]float64 }
+
+// Welcome accepts a join and tells the client what it needs to predict its
+// player exactly as the server simulates it.
+type Welcome struct {
+	Version      uint16
+	Player       uint32 // the player's entity id in snapshots and events
+	Team         uint8
+	TickRate     uint16
+	SnapshotRate uint16
+	ServerTick   uint32 // the tick the server was about to simulate when it sent this
+	ConfigDigest uint64 // changes when anything the client must agree on changes
+	WindowTicks  uint16
+	Speed        float64 // movement speed, m/s
+	Arena        Box     // feet stay inside it on X and Z
+	EyeHeight    float64
+	Radius       float64 // hitbox capsule radius
+	Height       float64 // hitbox capsule height
+	Spawn        [3]float64
+	Weapons      []WeaponInfo // indexed by the weapon ids inputs carry
+	Map          []Box        // static geometry
+}
+
+// AppendWelcome appends the payload of a Welcome.
+func AppendWelcome(b []byte, m *Welcome) []byte {
+	b = appendU16(b, m.Version)
+	b = appendU32(b, m.Player)
+	b = append(b, m.Team)
+	b = appendU16(b, m.TickRate)
+	b = appendU16(b, m.SnapshotRate)
+	b = appendU32(b, m.ServerTick)
+	b = appendU64(b, m.ConfigDigest)
+	b = appendU16(b, m.WindowTicks)
+	b = appendF64(b, m.Speed)
+	b = appendBox(b, m.Arena)
+	b = appendF64(b, m.EyeHeight)
+	b = appendF64(b, m.Radius)
+	b = appendF64(b, m.Height)
+	for _, v := range m.Spawn {
+		b = appendF64(b, v)
+	}
+	b = append(b, uint8(len(m.Weapons)))
+	for i := range m.Weapons {
+		w := &m.Weapons[i]
+		b = appendStr(b, w.Name, MaxNameLen)
+		b = appendStr(b, w.Kind, MaxNameLen)
+		for _, f := range [5]float64{w.Damage, w.Range, w.Speed, w.Radius, w.Reach} {
+			b = appendF64(b, f)
+		}
+		b = appendU16(b, w.LifetimeTicks)
+		b = appendU16(b, w.FireInterval)
+	}
+	b = appendU16(b, uint16(len(m.Map)))
+	for _, box := range m.Map {
+		b = appendBox(b, box)
+	}
+	return b
+}
+
+func appendBox(b []byte, box Box) []byte {
+	for _, v := range box.Min {
+		b = appendF64(b, v)
+	}
+	for _, v := range box.Max {
+		b = appendF64(b, v)
+	}
+	return b
+}
+
+func (r *reader) box(field string) Box {
+	var box Box
+	for i := range box.Min {
+		box.Min[i] = r.f64(field)
+	}
+	for i := range box.Max {
+		box.Max[i] = r.f64(field)
+	}
+	return box
+}
+
+// DecodeWelcome decodes a Welcome payload.
+func DecodeWelcome(p []byte) (Welcome, error) {
+	r := reader{b: p, msg: "welcome"}
+	m := Welcome{Version: r.u16("version"), Player: r.u32("player"), Team: r.u8("team"),
+		TickRate: r.u16("tick_rate"), SnapshotRate: r.u16("snapshot_rate"), ServerTick: r.u32("server_tick"),
+		ConfigDigest: r.u64("config_digest"), WindowTicks: r.u16("window_ticks")}
+	m.Speed = r.f64("speed")
+	m.Arena = r.box("arena")
+	m.EyeHeight = r.f64("eye_height")
+	m.Radius = r.f64("radius")
+	m.Height = r.f64("height")
+	for i := range m.Spawn {
+		m.Spawn[i] = r.f64("spawn")
+	}
+	if m.TickRate == 0 {
+		r.fail(ReasonValue, "tick_rate")
+	}
+	n := int(r.u8("weapons"))
+	for range n {
+		if r.err != nil {
+			break
+		}
+		w := WeaponInfo{Name: r.str("weapon.name", MaxNameLen), Kind: r.str("weapon.kind", MaxNameLen)}
+		w.Damage, w.Range, w.Speed, w.Radius, w.Reach = r.f64("weapon.damage"), r.f64("weapon.range"), r.f64("weapon.speed"), r.f64("weapon.radius"), r.f64("weapon.reach")
+		w.LifetimeTicks, w.FireInterval = r.u16("weapon.lifetime_ticks"), r.u16("weapon.fire_interval")
+		m.Weapons = append(m.Weapons, w)
+	}
+	nb := int(r.u16("map"))
+	if nb*48 > len(p) { // refuse counts the payload cannot hold before allocating
+		r.fail(ReasonShort, "map")
+	}
+	for range nb {
+		if r.err != nil {
+			break
+		}
+		m.Map = append(m.Map, r.box("map"))
+	}
+	return m, r.end()
+}
+
+// Reject codes.
+const (
+	RejectVersion  = 1 // the client speaks another protocol version
+	RejectFull     = 2 // the room or the server is full
+	RejectBadJoin  = 3 // the join message is malformed or its fields invalid
+	RejectShutdown = 4 // the server is shutting down
+)
+
+// Reject refuses a join.
+type Reject struct {
+	Code   uint8
+	Reason string
+}
+
+// AppendReject appends the payload of a Reject.
+func AppendReject(b []byte, m *Reject) []byte {
+	return appendStr(append(b, m.Code), m.Reason, MaxReasonLen)
+}
+
+// DecodeReject decodes a Reject payload.
+func DecodeReject(p []byte) (Reject, error) {
+	r := reader{b: p, msg: "reject"}
+	m := Reject{Code: r.u8("code")}
+	m.Reason = r.str("reason", MaxReasonLen)
+	return m, r.end()
+}
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EventHit     EventKind = 1 // a shot hit: sent to the shooter (hit confirmed) and the target
+	EventKill    EventKind = 2 // a player died: sent to everybody
+	EventRespawn EventKind = 3 // a player came back: sent to everybody
+	EventJoined  EventKind = 4 // a player joined: sent to everybody, and to a newcomer for each player already there
+	EventLeft    EventKind = 5 // a player left: sent to everybody
+)
+
+// Event is a game event on the reliable stream. Which fields mean something
+// depends on Kind (docs/protocol.md).
+type Event struct {
+	Kind   EventKind
+	Tick   uint32 // the server tick it happened at
+	Player uint32 // hit: the shooter; kill: the killer (0: none); respawn, joined, left: the player
+	Other  uint32 // hit: the target; kill: the victim
+	// Hit only.
+	Shot     uint16 // the shot counter of the input that fired
+	Weapon   uint8
+	Head     bool
+	Damage   float32
+	ViewTick uint32 // the view time the shot was resolved at: tick + frac/65536
+	ViewFrac uint16
+	// Respawn: where; joined: team and name.
+	Pos  [3]float64
+	Team uint8
+	Name string
+}
+
+// AppendEvent appends the payload of an Event.
+func AppendEvent(b []byte, e *Event) []byte {
+	b = append(b, uint8(e.Kind))
+	b = appendU32(b, e.Tick)
+	b = appendU32(b, e.Player)
+	switch e.Kind {
+	case EventHit:
+		b = appendU32(b, e.Other)
+		b = appendU16(b, e.Shot)
+		b = append(b, e.Weapon, boolByte(e.Head))
+		b = appendF32(b, e.Damage)
+		b = appendU32(b, e.ViewTick)
+		b = appendU16(b, e.ViewFrac)
+	case EventKill:
+		b = appendU32(b, e.Other)
+		b = append(b, e.Weapon)
+	case EventRespawn:
+		for _, v := range e.Pos {
+			b = appendF64(b, v)
+		}
+	case EventJoined:
+		b = append(b, e.Team)
+		b = appendStr(b, e.Name, MaxNameLen)
+	}
+	return b
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// DecodeEvent decodes an Event payload.
+func DecodeEvent(p []byte) (Event, error) {
+	r := reader{b: p, msg: "event"}
+	e := Event{Kind: EventKind(r.u8("kind")), Tick: r.u32("tick"), Player: r.u32("player")}
+	switch e.Kind {
+	case EventHit:
+		e.Other, e.Shot, e.Weapon = r.u32("other"), r.u16("shot"), r.u8("weapon")
+		switch r.u8("head") {
+		case 0:
+		case 1:
+			e.Head = true
+		default:
+			r.fail(ReasonValue, "head")
+		}
+		e.Damage, e.ViewTick, e.ViewFrac = r.f32("damage"), r.u32("view_tick"), r.u16("view_frac")
+	case EventKill:
+		e.Other, e.Weapon = r.u32("other"), r.u8("weapon")
+	case EventRespawn:
+		for i := range e.Pos {
+			e.Pos[i] = r.f64("pos")
+		}
+	case EventJoined:
+		e.Team = r.u8("team")
+		e.Name = r.str("name", MaxNameLen)
+	case EventLeft:
+	default:
+		if r.err == nil {
+			r.fail(ReasonType, "kind")
+		}
+	}
+	return e, r.end()
+}
