@@ -177,7 +177,9 @@ const InputQueueLen = 32
 type InputQueue struct {
 	Slots [InputQueueLen]Input
 	// Applied is the newest tick whose input was applied (−1: none yet);
-	// Rooted counts ticks with no input, when the player stood still.
+	// Used counts the ticks whose input was applied, Rooted those with no
+	// input, when the player stood still.
 	Applied int64
+	Used    uint64
 	Rooted  uint64
 }

@@ -347,3 +347,13 @@ func DecodeEvent(p []byte) (Event, error) {
 	}
 	return e, r.end()
 }
+
+// QUIC application error codes a connection is closed with; the reason
+// string says more.
+const (
+	CloseNormal   = 0 // the client left
+	CloseShutdown = 1 // the server is shutting down
+	CloseProtocol = 2 // the peer broke the protocol
+	CloseRejected = 3 // the join was refused (a Reject was sent first)
+	CloseSlow     = 4 // the client did not read its control stream
+)

@@ -20,6 +20,7 @@ func (s *Simulation) applyInputs() {
 			*in = *slot
 			slot.Tick = -1
 			queue.Applied = now
+			queue.Used++
 			lag.Ticks = float64(now) - in.ViewTime.Ticks()
 			continue
 		}

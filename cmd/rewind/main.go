@@ -1,5 +1,6 @@
-// Command rewind is Rewind's one binary: run lag-compensation scenarios
-// (rewind scenario FILE.json) and, as the project grows, host matches.
+// Command rewind is Rewind's one binary: play a demo match (rewind demo), host
+// matches (rewind serve), drive bots against a server (rewind bots), and run
+// lag-compensation scenarios (rewind scenario FILE.json).
 package main
 
 import (
@@ -35,7 +36,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newScenarioCmd(stdout))
+	root.AddCommand(newScenarioCmd(stdout), newServeCmd(stderr), newBotsCmd(stdout, stderr), newDemoCmd(stdout, stderr))
 	err := root.Execute()
 	if err == nil {
 		return 0

@@ -1,0 +1,450 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/rs/zerolog"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/protocol"
+)
+
+// Config configures a Client.
+type Config struct {
+	Addr  string // the server, host:port
+	Room  string
+	Name  string
+	Team  uint8 // 1 or 2; 0 lets the server choose
+	Class string
+	// TLS verifies the server. Nil skips verification, for development
+	// servers with a self-signed certificate.
+	TLS *tls.Config
+	// Input decides what the player does every tick.
+	Input InputSource
+	// InterpDelay is how far behind the newest snapshot remote entities are
+	// shown (default 100 ms: two snapshots at 20 Hz).
+	InterpDelay time.Duration
+	// Redundancy is the most inputs one datagram carries (default and
+	// maximum 32; 1 sends each input once).
+	Redundancy int
+	// Lead is how many ticks of inputs the client keeps queued at the server
+	// ahead of its simulation (default 2): a margin against jitter.
+	Lead int
+	// OnEvent receives game events, on the goroutine that runs Run.
+	OnEvent func(protocol.Event)
+	Log     zerolog.Logger
+}
+
+// InputSource decides a player's input for a tick, seeing what the client
+// shows at that tick.
+type InputSource interface {
+	Intent(v *View) Intent
+}
+
+// Intent is what a player does for one tick.
+type Intent struct {
+	MoveX, MoveZ float64 // strafe right and forward, each in [−1, 1]
+	Yaw, Pitch   float64 // aim, radians
+	Fire         bool
+	Weapon       uint8 // index into the Welcome's weapons
+}
+
+// RejectError is a join the server refused.
+type RejectError struct{ protocol.Reject }
+
+func (e *RejectError) Error() string {
+	return fmt.Sprintf("client: join rejected (%d): %s", e.Code, e.Reason)
+}
+
+// Client is a connected player.
+type Client struct {
+	cfg      Config
+	conn     *quic.Conn
+	stream   *quic.Stream
+	welcome  protocol.Welcome
+	params   movement.Params
+	hitbox   ecs.Hitbox
+	mapBoxes []geom.AABB
+	dt       time.Duration
+
+	datagrams chan []byte
+	events    chan protocol.Event
+
+	// Prediction.
+	tick       int64 // the next tick to predict
+	firstTick  int64
+	ring       [ringSize]frame
+	tf         ecs.Transform
+	vel        ecs.Velocity
+	alive      bool
+	health     float32
+	offset     geom.Vec3 // display error being smoothed away
+	ackedInput int64     // the newest input tick the server processed, −1: none
+	reconciled int64     // the InputAck of the last snapshot reconciled against
+	shot       uint16
+	lastFire   []int64              // by weapon: the tick it last fired
+	shots      [shotRing]shotRecord // recent shots, by shot id modulo shotRing
+
+	// Snapshots and interpolation.
+	states     [stateRing]protocol.State
+	scratch    protocol.State
+	newestSnap uint32
+	haveSnap   bool
+	renderTime float64 // server ticks
+	interp     float64 // InterpDelay in ticks
+
+	// Clock.
+	scale float64 // tick interval multiplier: <1 runs faster
+
+	view    View
+	sendBuf []byte
+
+	mu         sync.Mutex // guards what other goroutines may read
+	published  Stats
+	prediction Prediction
+	serverPos  geom.Vec3
+	packet     protocol.InputPacket
+	stats      Stats
+	bytesIn    atomic.Uint64
+}
+
+// shotRecord is what the client remembers of a recent shot.
+type shotRecord struct {
+	shot  uint16
+	tick  int64
+	seen  uint32 // the target it saw hit, 0: none
+	dead  bool   // fired after the server had already killed the shooter
+	valid bool
+}
+
+// shotRing is how many recent shots are remembered for hit confirmation:
+// far more than can be in flight in a round trip.
+const shotRing = 256
+
+// ringSize is the prediction ring: 51 s of ticks at 20 Hz (seed 001's 1024).
+const ringSize = 1024
+
+// stateRing is how many decoded snapshots are kept, as baselines and for
+// interpolation.
+const stateRing = 32
+
+type frame struct {
+	tick int64
+	q    protocol.Input // as sent
+	in   ecs.Input      // as the server will apply it
+	pos  geom.Vec3      // the predicted position after it
+}
+
+// Dial connects to the server and joins the configured room.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Input == nil {
+		return nil, errors.New("client: Config.Input is required")
+	}
+	if cfg.InterpDelay == 0 {
+		cfg.InterpDelay = 100 * time.Millisecond
+	}
+	if cfg.Redundancy == 0 {
+		cfg.Redundancy = protocol.MaxInputs
+	}
+	cfg.Redundancy = min(max(cfg.Redundancy, 1), protocol.MaxInputs)
+	if cfg.Lead == 0 {
+		cfg.Lead = 2
+	}
+	tc := cfg.TLS
+	if tc == nil {
+		tc = &tls.Config{InsecureSkipVerify: true}
+	}
+	tc = tc.Clone()
+	tc.NextProtos = []string{protocol.ALPN}
+	conn, err := quic.DialAddr(ctx, cfg.Addr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 3 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", cfg.Addr, err)
+	}
+	c := &Client{cfg: cfg, conn: conn, datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
+		ackedInput: -1, reconciled: -1, scale: 1,
+		sendBuf: make([]byte, 0, protocol.MaxDatagram)}
+	if err := c.join(ctx); err != nil {
+		conn.CloseWithError(protocol.CloseNormal, "join failed")
+		return nil, err
+	}
+	go c.readDatagrams()
+	go c.readEvents()
+	return c, nil
+}
+
+func (c *Client) join(ctx context.Context) error {
+	stream, err := c.conn.OpenStreamSync(ctx)
+	if err != nil {
+		return fmt.Errorf("client: control stream: %w", err)
+	}
+	c.stream = stream
+	j := protocol.Join{Version: protocol.Version, Room: c.cfg.Room, Name: c.cfg.Name, Team: c.cfg.Team, Class: c.cfg.Class}
+	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
+		return fmt.Errorf("client: join: %w", err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		stream.SetReadDeadline(dl)
+	}
+	typ, payload, _, err := protocol.ReadFrame(stream, nil)
+	if err != nil {
+		return fmt.Errorf("client: join: %w", err)
+	}
+	stream.SetReadDeadline(time.Time{})
+	switch typ {
+	case protocol.MsgReject:
+		rj, err := protocol.DecodeReject(payload)
+		if err != nil {
+			return fmt.Errorf("client: join: %w", err)
+		}
+		return &RejectError{rj}
+	case protocol.MsgWelcome:
+	default:
+		return fmt.Errorf("client: join: unexpected message type %d", typ)
+	}
+	w, err := protocol.DecodeWelcome(payload)
+	if err != nil {
+		return fmt.Errorf("client: welcome: %w", err)
+	}
+	if w.Version != protocol.Version {
+		return fmt.Errorf("client: server speaks protocol version %d", w.Version)
+	}
+	c.welcome = w
+	c.dt = time.Second / time.Duration(w.TickRate)
+	c.params = movement.Params{Speed: w.Speed, Arena: geom.AABB{Min: vec(w.Arena.Min), Max: vec(w.Arena.Max)}}
+	c.hitbox = ecs.Hitbox{Radius: w.Radius, Height: w.Height}
+	for _, b := range w.Map {
+		c.mapBoxes = append(c.mapBoxes, geom.AABB{Min: vec(b.Min), Max: vec(b.Max)})
+	}
+	c.tf.Pos = vec(w.Spawn)
+	c.alive = true
+	c.lastFire = make([]int64, len(w.Weapons))
+	for i := range c.lastFire {
+		c.lastFire[i] = math.MinInt32
+	}
+	c.interp = c.cfg.InterpDelay.Seconds() * float64(w.TickRate)
+	return nil
+}
+
+func vec(a [3]float64) geom.Vec3 { return geom.V(a[0], a[1], a[2]) }
+
+// Welcome returns what the server said at the join.
+func (c *Client) Welcome() protocol.Welcome { return c.welcome }
+
+// ID returns the player's entity id.
+func (c *Client) ID() uint32 { return c.welcome.Player }
+
+func (c *Client) readDatagrams() {
+	for {
+		d, err := c.conn.ReceiveDatagram(context.Background())
+		if err != nil {
+			close(c.datagrams)
+			return
+		}
+		c.bytesIn.Add(uint64(len(d)))
+		select {
+		case c.datagrams <- d:
+		default: // the tick loop is behind; the newest snapshots matter more
+			select {
+			case <-c.datagrams:
+			default:
+			}
+			c.datagrams <- d
+		}
+	}
+}
+
+func (c *Client) readEvents() {
+	var buf []byte
+	for {
+		typ, payload, b, err := protocol.ReadFrame(c.stream, buf)
+		buf = b
+		if err != nil {
+			close(c.events)
+			return
+		}
+		if typ != protocol.MsgEvent {
+			continue
+		}
+		if ev, err := protocol.DecodeEvent(payload); err == nil {
+			c.events <- ev
+		}
+	}
+}
+
+// CloseError is why the server closed the connection.
+type CloseError struct {
+	Code   uint64
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	return fmt.Sprintf("client: connection closed by the server (%d): %s", e.Code, e.Reason)
+}
+
+// Run plays until ctx ends (then it leaves and returns nil) or the server
+// closes the connection (then it returns a *CloseError or the network error).
+func (c *Client) Run(ctx context.Context) error {
+	rtt := c.conn.ConnectionStats().SmoothedRTT
+	c.tick = int64(c.welcome.ServerTick) + int64(math.Ceil(rtt.Seconds()*float64(c.welcome.TickRate))) + int64(c.cfg.Lead)
+	c.firstTick = c.tick
+	c.renderTime = float64(c.welcome.ServerTick) - c.interp
+	next := time.Now()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.conn.CloseWithError(protocol.CloseNormal, "bye")
+			return nil
+		case <-c.conn.Context().Done():
+			return c.closeReason()
+		case <-timer.C:
+		}
+		c.step()
+		next = next.Add(time.Duration(float64(c.dt) * c.scale))
+		if now := time.Now(); now.Sub(next) > 5*c.dt {
+			next = now // too far behind: do not replay a burst of ticks
+		}
+		timer.Reset(time.Until(next))
+	}
+}
+
+func (c *Client) closeReason() error {
+	err := context.Cause(c.conn.Context())
+	var ae *quic.ApplicationError
+	if errors.As(err, &ae) {
+		return &CloseError{Code: uint64(ae.ErrorCode), Reason: ae.ErrorMessage}
+	}
+	return err
+}
+
+// Close leaves the room.
+func (c *Client) Close() error {
+	return c.conn.CloseWithError(protocol.CloseNormal, "bye")
+}
+
+// step is one client tick.
+func (c *Client) step() {
+	c.drainSnapshots()
+	c.drainEvents()
+	c.advanceRender()
+	c.buildView()
+	intent := c.cfg.Input.Intent(&c.view)
+	f := &c.ring[c.tick%ringSize]
+	*f = frame{tick: c.tick}
+	f.q = protocol.Input{
+		MoveX: protocol.QuantizeAxis(intent.MoveX), MoveZ: protocol.QuantizeAxis(intent.MoveZ),
+		Yaw: protocol.QuantizeYaw(intent.Yaw), Pitch: protocol.QuantizePitch(intent.Pitch),
+		Weapon:  intent.Weapon,
+		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.renderTime),
+	}
+	if intent.Fire && c.alive && int(intent.Weapon) < len(c.welcome.Weapons) &&
+		c.tick-c.lastFire[intent.Weapon] >= int64(c.welcome.Weapons[intent.Weapon].FireInterval) {
+		c.lastFire[intent.Weapon] = c.tick
+		c.shot++
+		f.q.Buttons |= ecs.ButtonFire
+		f.q.Shot = c.shot
+	}
+	f.in = dequantize(c.tick, &f.q)
+	if c.alive {
+		movement.Step(&c.tf, &c.vel, &f.in, c.dt.Seconds(), c.params)
+	}
+	f.pos = c.tf.Pos
+	if f.q.Buttons&ecs.ButtonFire != 0 {
+		c.fired(f)
+	}
+	c.sendInputs()
+	c.offset = c.offset.Scale(0.9)
+	c.stats.Ticks++
+	c.mu.Lock()
+	c.published = c.stats
+	c.prediction = Prediction{Tick: c.tick, Pos: c.tf.Pos, Acked: c.ackedInput, Server: c.serverPos}
+	c.mu.Unlock()
+	c.tick++
+}
+
+// dequantize is the input exactly as the server will apply it.
+func dequantize(tick int64, q *protocol.Input) ecs.Input {
+	return ecs.Input{Tick: tick, MoveX: protocol.AxisValue(q.MoveX), MoveZ: protocol.AxisValue(q.MoveZ),
+		Yaw: protocol.YawValue(q.Yaw), Pitch: protocol.PitchValue(q.Pitch), Buttons: q.Buttons,
+		Weapon: uint16(q.Weapon), Shot: uint32(q.Shot), ViewTime: ecs.ViewTimeOf(float64(tick) - protocol.LagValue(q.ViewLag))}
+}
+
+// sendInputs sends every input the server has not acknowledged, newest last,
+// at most Redundancy of them.
+func (c *Client) sendInputs() {
+	from := max(c.ackedInput+1, c.tick-int64(c.cfg.Redundancy)+1, c.firstTick)
+	p := &c.packet
+	p.Newest = uint32(c.tick)
+	p.Count = int(c.tick - from + 1)
+	p.SnapshotAck = protocol.NoTick
+	if c.haveSnap {
+		p.SnapshotAck = c.newestSnap
+	}
+	for i := range p.Count {
+		p.Inputs[i] = c.ring[(from+int64(i))%ringSize].q
+	}
+	c.sendBuf = protocol.AppendInputPacket(c.sendBuf[:0], p)
+	if err := c.conn.SendDatagram(c.sendBuf); err == nil {
+		c.stats.DatagramsSent++
+		c.stats.BytesOut += uint64(len(c.sendBuf))
+	}
+}
+
+func (c *Client) drainEvents() {
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if !ok {
+				c.events = nil
+				return
+			}
+			c.onEvent(ev)
+		default:
+			return
+		}
+	}
+}
+
+func (c *Client) onEvent(ev protocol.Event) {
+	switch ev.Kind {
+	case protocol.EventHit:
+		if ev.Player == c.welcome.Player {
+			c.stats.HitsConfirmed++
+			if r := &c.shots[ev.Shot%shotRing]; r.valid && r.shot == ev.Shot && r.seen == ev.Other {
+				c.stats.SeenConfirmed++
+			}
+		}
+	case protocol.EventKill:
+		if ev.Player == c.welcome.Player {
+			c.stats.Kills++
+		}
+		if ev.Other == c.welcome.Player {
+			c.stats.Deaths++
+			// Shots fired after the server's tick of death never were: the
+			// client only learns of its death a round trip later.
+			for i := range c.shots {
+				if r := &c.shots[i]; r.valid && !r.dead && r.tick > int64(ev.Tick) {
+					r.dead = true
+					c.stats.ShotsAfterDeath++
+					if r.seen != 0 {
+						c.stats.HitsSeenAfterDeath++
+					}
+				}
+			}
+		}
+	}
+	if c.cfg.OnEvent != nil {
+		c.cfg.OnEvent(ev)
+	}
+}

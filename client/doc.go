@@ -1,0 +1,19 @@
+// Package client is Rewind's Go client SDK: it connects to a server, joins a
+// room and plays at the server's tick rate.
+//
+// Every client tick it asks an [InputSource] what the player does, predicts
+// the local player with the server's own movement code (package movement) and
+// keeps the input and the predicted state in a 1024-slot ring; it sends the
+// inputs the server has not acknowledged yet (up to Redundancy of them) with
+// the time it was showing remote entities at (its view time), which the
+// server's lag compensation rewinds to. On every snapshot it compares the
+// server's state after the last input it processed with its own prediction
+// of that tick; on a difference it rewinds to the server's state and replays
+// the buffered inputs (seed 001), and smooths the visible correction (snap
+// beyond 2 m, else the display error decays by 10% a tick). Remote entities
+// are interpolated between snapshots at the interpolation delay behind the
+// newest snapshot.
+//
+// [Bot] is an InputSource that plays by itself; `rewind bots` and
+// `rewind demo` are built on it.
+package client

@@ -1,0 +1,184 @@
+package client
+
+import (
+	"math"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/protocol"
+)
+
+// correctionThreshold is the prediction error, in metres, above which the
+// client rewinds and replays. Client and server run the same float64 code on
+// the same quantised inputs, so any real misprediction (a lost input, a
+// respawn) is far larger.
+const correctionThreshold = 1e-6
+
+// snapThreshold is the correction beyond which the display snaps instead of
+// smoothing (seed 001: 2 m).
+const snapThreshold = 2.0
+
+func (c *Client) drainSnapshots() {
+	for {
+		select {
+		case d, ok := <-c.datagrams:
+			if !ok {
+				c.datagrams = nil
+				return
+			}
+			c.onDatagram(d)
+		default:
+			return
+		}
+	}
+}
+
+func (c *Client) onDatagram(d []byte) {
+	var h protocol.SnapshotHeader
+	if err := protocol.DecodeSnapshotHeader(d, &h); err != nil {
+		c.stats.SnapshotsDropped++
+		return
+	}
+	var base *protocol.State
+	if h.Baseline != protocol.NoTick {
+		if b := &c.states[h.Baseline%stateRing]; b.Tick == h.Baseline && c.stateValid(b) {
+			base = b
+		} else {
+			c.stats.SnapshotsDropped++ // its baseline is gone; the next ack fixes it
+			return
+		}
+	} else {
+		c.stats.FullSnapshots++
+	}
+	if err := protocol.DecodeSnapshot(d, base, &h, &c.scratch); err != nil {
+		c.stats.SnapshotsDropped++
+		return
+	}
+	slot := &c.states[h.Tick%stateRing]
+	*slot, c.scratch = c.scratch, *slot // keep both slices' storage
+	c.stats.Snapshots++
+	if c.haveSnap && h.Tick <= c.newestSnap {
+		return // late: kept as a baseline, but nothing newer to learn
+	}
+	c.newestSnap, c.haveSnap = h.Tick, true
+	c.stats.ServerTick = h.Tick
+	c.adjustClock(&h)
+	c.reconcile(&h)
+}
+
+// stateValid guards against a slot left from long ago whose tick happens to
+// match: only the last stateRing ticks are trusted.
+func (c *Client) stateValid(s *protocol.State) bool {
+	return !c.haveSnap || (s.Tick <= c.newestSnap && int64(c.newestSnap)-int64(s.Tick) < stateRing)
+}
+
+// adjustClock keeps the client's inputs Lead ticks ahead of the server:
+// slightly faster ticks when they arrive late, slower when too early, a jump
+// when far off (Overwatch-style time dilation).
+func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
+	lead := int(h.InputLead)
+	want := c.cfg.Lead
+	switch {
+	case lead < want-8 || lead > want+24:
+		rtt := c.conn.ConnectionStats().SmoothedRTT.Seconds() * float64(c.welcome.TickRate)
+		c.tick = int64(h.Tick) + int64(math.Ceil(rtt)) + int64(want)
+		c.stats.ClockJumps++
+		c.scale = 1
+	case lead < want:
+		c.scale = 0.9
+	case lead > want+2:
+		c.scale = 1.1
+	default:
+		c.scale = 1
+	}
+}
+
+// reconcile compares the server's state after the last input it processed
+// with the prediction for that tick, and on a difference rewinds to the
+// server's state and replays the inputs since.
+func (c *Client) reconcile(h *protocol.SnapshotHeader) {
+	c.health = h.Own.Health
+	server := geom.V(h.Own.Pos[0], h.Own.Pos[1], h.Own.Pos[2])
+	c.serverPos = server
+	wasAlive := c.alive
+	c.alive = h.Own.Alive
+	if h.InputAck != protocol.NoTick {
+		c.ackedInput = max(c.ackedInput, int64(h.InputAck))
+	}
+	if !c.alive {
+		c.tf.Pos, c.offset = server, geom.Vec3{}
+		return
+	}
+	k := int64(h.InputAck)
+	if h.InputAck == protocol.NoTick || k < c.reconciled {
+		return
+	}
+	c.reconciled = k
+	f := &c.ring[k%ringSize]
+	if f.tick != k || k >= c.tick {
+		return // not predicted (yet, or any more)
+	}
+	errLen := server.Sub(f.pos).Len()
+	if errLen <= correctionThreshold && wasAlive {
+		return
+	}
+	displayed := c.tf.Pos.Add(c.offset)
+	tf := ecs.Transform{Pos: server, Yaw: f.in.Yaw, Pitch: f.in.Pitch}
+	var vel ecs.Velocity
+	f.pos = server
+	dt := c.dt.Seconds()
+	for t := k + 1; t < c.tick; t++ {
+		g := &c.ring[t%ringSize]
+		movement.Step(&tf, &vel, &g.in, dt, c.params)
+		g.pos = tf.Pos
+	}
+	c.tf.Pos = tf.Pos
+	c.offset = displayed.Sub(c.tf.Pos)
+	if c.offset.Len() > snapThreshold {
+		c.offset = geom.Vec3{}
+	}
+	c.stats.Corrections++
+	c.stats.MaxCorrection = max(c.stats.MaxCorrection, errLen)
+}
+
+// advanceRender moves the time remote entities are shown at: one tick per
+// tick at the current speed, pulled gently toward the interpolation delay
+// behind the newest snapshot, snapped when far off.
+func (c *Client) advanceRender() {
+	c.renderTime += c.scale
+	if !c.haveSnap {
+		return
+	}
+	target := float64(c.newestSnap) - c.interp
+	if d := target - c.renderTime; math.Abs(d) > 3 {
+		c.renderTime = target
+	} else {
+		c.renderTime += 0.1 * d
+	}
+}
+
+// interpolated returns two snapshots around time t (a at or before, b after;
+// b nil when there is none yet) and the fraction of the way from a to b.
+func (c *Client) interpolated(t float64) (a, b *protocol.State, frac float64) {
+	for i := range c.states {
+		s := &c.states[i]
+		if s.Tick == 0 && len(s.Players) == 0 || !c.haveSnap || !c.stateValid(s) {
+			continue
+		}
+		st := float64(s.Tick)
+		if st <= t && (a == nil || s.Tick > a.Tick) {
+			a = s
+		}
+		if st > t && (b == nil || s.Tick < b.Tick) {
+			b = s
+		}
+	}
+	if a == nil {
+		return b, nil, 0
+	}
+	if b != nil {
+		frac = (t - float64(a.Tick)) / float64(b.Tick-a.Tick)
+	}
+	return a, b, frac
+}

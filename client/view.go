@@ -1,0 +1,176 @@
+package client
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/protocol"
+)
+
+// View is what the client shows at a tick: its own player where it predicts
+// it (smoothed), everybody else interpolated at RenderTime.
+type View struct {
+	Tick       int64   // the tick being predicted
+	RenderTime float64 // the server time remote entities are shown at, in ticks
+	Self       Self
+	Players    []Player
+	Map        []geom.AABB
+	Welcome    *protocol.Welcome
+}
+
+// Self is the local player.
+type Self struct {
+	ID      uint32
+	Team    uint8
+	Alive   bool
+	Health  float32
+	Pos     geom.Vec3 // displayed: the prediction plus the correction being smoothed
+	Predict geom.Vec3 // predicted
+	Yaw     float64
+	Pitch   float64
+}
+
+// Player is a remote player as shown.
+type Player struct {
+	ID     uint32
+	Team   uint8
+	Alive  bool
+	Health uint8
+	Pos    geom.Vec3 // feet
+	Yaw    float64
+	Pitch  float64
+}
+
+// Capsule returns the player's hitbox as the client shows it.
+func (v *View) Capsule(p *Player) geom.Capsule {
+	r, h := v.Welcome.Radius, v.Welcome.Height
+	return geom.Capsule{A: p.Pos.Add(geom.V(0, r, 0)), B: p.Pos.Add(geom.V(0, h-r, 0)), Radius: r}
+}
+
+// Eye returns where the local player's shots start.
+func (v *View) Eye() geom.Vec3 { return v.Self.Predict.Add(geom.V(0, v.Welcome.EyeHeight, 0)) }
+
+func (c *Client) buildView() {
+	v := &c.view
+	v.Tick, v.RenderTime, v.Map, v.Welcome = c.tick, c.renderTime, c.mapBoxes, &c.welcome
+	v.Self = Self{ID: c.welcome.Player, Team: c.welcome.Team, Alive: c.alive, Health: c.health,
+		Pos: c.tf.Pos.Add(c.offset), Predict: c.tf.Pos, Yaw: c.tf.Yaw, Pitch: c.tf.Pitch}
+	v.Players = v.Players[:0]
+	a, b, frac := c.interpolated(c.renderTime)
+	if a == nil {
+		return
+	}
+	for _, pa := range a.Players {
+		p := Player{ID: pa.ID, Team: pa.State.Team, Alive: pa.State.Flags&protocol.FlagAlive != 0, Health: pa.State.Health,
+			Pos: pos(pa.State.Pos), Yaw: protocol.YawValue(pa.State.Yaw), Pitch: protocol.PitchValue(pa.State.Pitch)}
+		if b != nil {
+			if j, ok := slices.BinarySearchFunc(b.Players, pa.ID, func(e protocol.Entity, id uint32) int { return int(int64(e.ID) - int64(id)) }); ok {
+				pb := b.Players[j].State
+				if pb.Flags&protocol.FlagAlive != 0 && p.Alive {
+					p.Pos = p.Pos.Lerp(pos(pb.Pos), frac)
+					p.Yaw = lerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
+				}
+			}
+		}
+		v.Players = append(v.Players, p)
+	}
+}
+
+func pos(q [3]int32) geom.Vec3 {
+	return geom.V(protocol.PosValue(q[0]), protocol.PosValue(q[1]), protocol.PosValue(q[2]))
+}
+
+func lerpAngle(a, b, t float64) float64 {
+	d := math.Remainder(b-a, 2*math.Pi)
+	return a + d*t
+}
+
+// fired records what the local player saw its hitscan shot hit: the first
+// map box or enemy capsule on the ray, as shown at the render time. The
+// server's lag compensation should agree (Stats.SeenConfirmed).
+func (c *Client) fired(f *frame) {
+	c.stats.ShotsFired++
+	w := c.welcome.Weapons[f.q.Weapon]
+	if w.Kind != "hitscan" {
+		c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, valid: true}
+		return
+	}
+	v := &c.view
+	o := f.pos.Add(geom.V(0, c.welcome.EyeHeight, 0))
+	d := movement.Aim(f.in.Yaw, f.in.Pitch)
+	best, target := math.Inf(1), uint32(0)
+	for _, box := range v.Map {
+		if t, ok := geom.RayAABB(o, d, w.Range, box); ok && t < best {
+			best, target = t, 0
+		}
+	}
+	for i := range v.Players {
+		p := &v.Players[i]
+		if !p.Alive || p.Team == c.welcome.Team || p.ID == c.welcome.Player {
+			continue
+		}
+		if t, ok := geom.RayCapsule(o, d, w.Range, v.Capsule(p)); ok && t < best {
+			best, target = t, p.ID
+		}
+	}
+	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, seen: target, valid: true}
+	if target != 0 {
+		c.stats.HitsSeen++
+	}
+}
+
+// Stats are a client's counters.
+type Stats struct {
+	Ticks            uint64 // client ticks predicted (inputs produced)
+	ServerTick       uint32 // the newest snapshot's tick
+	DatagramsSent    uint64
+	BytesOut         uint64
+	BytesIn          uint64 // snapshot bytes received
+	Snapshots        uint64 // decoded
+	FullSnapshots    uint64
+	SnapshotsDropped uint64 // undecodable (baseline gone) or malformed
+	Corrections      uint64 // prediction rewinds
+	MaxCorrection    float64
+	ClockJumps       uint64
+	ShotsFired       uint64
+	HitsSeen         uint64 // hitscan shots that hit an enemy on the client's screen
+	HitsConfirmed    uint64 // hits the server confirmed
+	SeenConfirmed    uint64 // hits seen that the server confirmed on the same target
+	// Shots (and hits seen) fired after the server had killed the player,
+	// learnt from the kill event: the server never fired them.
+	ShotsAfterDeath    uint64
+	HitsSeenAfterDeath uint64
+	Kills, Deaths      uint64
+	RTT                time.Duration
+}
+
+// Stats returns the client's counters as of its last tick. It is safe to
+// call from any goroutine.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	s := c.published
+	c.mu.Unlock()
+	s.BytesIn = c.bytesIn.Load()
+	s.RTT = c.conn.ConnectionStats().SmoothedRTT
+	return s
+}
+
+// Prediction is the local player's predicted state at the end of a tick.
+type Prediction struct {
+	Tick  int64     // the last tick predicted
+	Pos   geom.Vec3 // the predicted position after it
+	Acked int64     // the newest input tick the server has processed
+	// Server is the server's position after Acked, from the newest snapshot.
+	Server geom.Vec3
+}
+
+// Predicted returns the prediction as of the client's last tick. It is safe
+// to call from any goroutine.
+func (c *Client) Predicted() Prediction {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.prediction
+}

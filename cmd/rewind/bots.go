@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newBotsCmd(stdout, stderr io.Writer) *cobra.Command {
+	var addr, room string
+	var n int
+	var duration time.Duration
+	var fc fleetConfig
+	cmd := &cobra.Command{
+		Use:   "bots --server ADDR -n N",
+		Short: "Drive bots against a running server",
+		Long: `Connect N bots to a running server (rewind serve), split into two teams,
+and let them play: they move, aim at the nearest visible enemy with some error,
+and fire. One status line a second; a report when they stop (after --duration,
+or on Ctrl-C).`,
+		Example: `  rewind bots --server 127.0.0.1:4433 -n 12
+  rewind bots --server 127.0.0.1:4433 -n 4 --room duel --duration 1m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if addr == "" {
+				return &exitError{code: 2, msg: "bots: --server is required"}
+			}
+			if n < 1 || n > 255 {
+				return &exitError{code: 2, msg: fmt.Sprintf("bots: -n: %d is outside 1..255", n)}
+			}
+			fc.room = room
+			f := &fleet{}
+			for i := range n {
+				f.bots = append(f.bots, &bot{name: fmt.Sprintf("bot-%02d", i+1), team: uint8(1 + i%2), addr: addr})
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if duration > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, duration)
+				defer cancel()
+			}
+			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := f.connect(dctx, fc); err != nil {
+				return &exitError{code: 1, msg: "bots: " + err.Error()}
+			}
+			start := time.Now()
+			f.run(ctx)
+			f.statusLoop(ctx, stdout, nil)
+			f.wait()
+			fmt.Fprintln(stdout)
+			f.report(stdout, time.Since(start), nil)
+			for _, b := range f.bots {
+				if b.err != nil {
+					fmt.Fprintf(stderr, "%s: %v\n", b.name, b.err)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "server", "", "the server's address, host:port")
+	cmd.Flags().IntVarP(&n, "n", "n", 12, "how many bots")
+	cmd.Flags().StringVar(&room, "room", "demo", "the room to join")
+	cmd.Flags().DurationVar(&duration, "duration", 0, "how long to play (0: until Ctrl-C)")
+	cmd.Flags().Float64Var(&fc.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
+	cmd.Flags().Uint64Var(&fc.seed, "seed", 1, "seed of the bots' choices")
+	cmd.Flags().IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
+	cmd.Flags().DurationVar(&fc.interp, "interp", 100*time.Millisecond, "interpolation delay of remote entities")
+	return cmd
+}

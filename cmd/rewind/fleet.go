@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/server"
+)
+
+// bot is one bot of a fleet.
+type bot struct {
+	name string
+	team uint8
+	addr string        // where it connects (the server, or its network shim)
+	rtt  time.Duration // the round trip the shim adds, 0: unknown
+	c    *client.Client
+	err  error
+}
+
+// fleet runs bots and reports on them.
+type fleet struct {
+	bots []*bot
+	wg   sync.WaitGroup
+}
+
+type fleetConfig struct {
+	room       string
+	aimError   float64
+	seed       uint64
+	redundancy int
+	interp     time.Duration
+}
+
+// connect joins every bot to the room.
+func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
+	for i, b := range f.bots {
+		c, err := client.Dial(ctx, client.Config{
+			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team,
+			Input:       client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}),
+			Redundancy:  fc.redundancy,
+			InterpDelay: fc.interp,
+		})
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		b.c = c
+	}
+	return nil
+}
+
+// run plays every bot until ctx ends.
+func (f *fleet) run(ctx context.Context) {
+	for _, b := range f.bots {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			b.err = b.c.Run(ctx)
+		}()
+	}
+}
+
+func (f *fleet) wait() { f.wg.Wait() }
+
+// totals sums the bots' counters.
+func (f *fleet) totals() (shots, seen, confirmed, bytesIn uint64) {
+	for _, b := range f.bots {
+		s := b.c.Stats()
+		shots += s.ShotsFired
+		seen += s.HitsSeen
+		confirmed += s.HitsConfirmed
+		bytesIn += s.BytesIn
+	}
+	return
+}
+
+// statusLoop prints one status line a second until ctx ends: in place on a
+// terminal, a line each otherwise. stats, when not nil, adds the server's view.
+func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick int64, players int, rewinds int64)) {
+	tty := false
+	if file, ok := w.(*os.File); ok {
+		tty = isatty.IsTerminal(file.Fd())
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var lastBytes uint64
+	var lastTick, lastRewinds int64
+	lastAt := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			if tty {
+				fmt.Fprintln(w)
+			}
+			return
+		case now := <-t.C:
+			shots, seen, confirmed, bytesIn := f.totals()
+			secs := now.Sub(lastAt).Seconds()
+			kbps := float64(bytesIn-lastBytes) * 8 / 1000 / secs / float64(len(f.bots))
+			lastBytes, lastAt = bytesIn, now
+			line := ""
+			if stats != nil {
+				tick, players, rewinds := stats()
+				perTick := 0.0
+				if tick > lastTick && lastTick > 0 {
+					perTick = float64(rewinds-lastRewinds) / float64(tick-lastTick)
+				}
+				lastTick, lastRewinds = tick, rewinds
+				line = fmt.Sprintf("tick %5d  players %2d  ", tick, players)
+				line += fmt.Sprintf("shots %5d  hits %5d (seen %5d)  rewinds/tick %4.1f  %5.1f kbit/s per client", shots, confirmed, seen, perTick, kbps)
+			} else {
+				var tick uint32
+				for _, b := range f.bots {
+					tick = max(tick, b.c.Stats().ServerTick)
+				}
+				line = fmt.Sprintf("tick %5d  bots %2d  shots %5d  hits %5d (seen %5d)  %5.1f kbit/s per client", tick, len(f.bots), shots, confirmed, seen, kbps)
+			}
+			if tty {
+				fmt.Fprintf(w, "\r\033[K%s", line)
+			} else {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}
+}
+
+// report prints the per-bot table. players, when not nil, is the server's
+// view of each bot (by player id), for the inputs applied.
+func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "bot\tteam\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tK/D\tkbit/s\t")
+	var sent, applied, shots, seen, dead, confirmed, seenConf, bytes uint64
+	for _, b := range f.bots {
+		s := b.c.Stats()
+		set := "—"
+		if b.rtt > 0 {
+			set = b.rtt.Round(time.Millisecond).String()
+		}
+		app, pct := "—", "—"
+		if p, ok := players[b.c.ID()]; ok {
+			app = fmt.Sprint(p.Applied)
+			pct = fmt.Sprintf("%.1f", 100*float64(p.Applied)/float64(max(s.Ticks, 1)))
+			applied += p.Applied
+		}
+		sc := "—"
+		if live := s.HitsSeen - s.HitsSeenAfterDeath; live > 0 {
+			sc = fmt.Sprintf("%.0f", 100*float64(s.SeenConfirmed)/float64(live))
+		}
+		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, set,
+			s.RTT.Round(time.Millisecond), s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
+			s.HitsConfirmed, sc, s.Kills, s.Deaths, kbps)
+		dead += s.HitsSeenAfterDeath
+		sent += s.Ticks
+		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+s.HitsSeen, confirmed+s.HitsConfirmed, seenConf+s.SeenConfirmed, bytes+s.BytesIn
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ntotal: %d inputs sent", sent)
+	if players != nil {
+		fmt.Fprintf(w, ", %d applied (%.1f%%)", applied, 100*float64(applied)/float64(max(sent, 1)))
+	}
+	fmt.Fprintf(w, "; %d shots, %d hits seen by the shooters, %d confirmed by the server", shots, seen, confirmed)
+	if live := seen - dead; live > 0 {
+		fmt.Fprintf(w, ".\nOf the %d hits seen by live shooters, %.1f%% were confirmed on the same target by lag compensation;"+
+			" %d more were fired by bots the server had already killed (they learn it a round trip later, and the dead do not shoot)",
+			live, 100*float64(seenConf)/float64(live), dead)
+	}
+	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client.\n", float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)))
+}

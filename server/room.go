@@ -1,0 +1,497 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mlange-42/arche/generic"
+	"github.com/rs/zerolog"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/systems"
+)
+
+// room is one match: a goroutine that owns a Simulation and talks to its
+// sessions through channels.
+type room struct {
+	id   string
+	srv  *Server
+	log  zerolog.Logger
+	sim  *systems.Simulation
+	cfg  *Config
+	snap int64 // ticks between snapshots
+
+	inbox chan roomMsg
+	stop  chan struct{} // closed by Shutdown
+	done  chan struct{} // closed when the goroutine has returned
+
+	pending  int // joins on their way to the inbox; guarded by srv.mu
+	members  []*member
+	bySess   map[*session]*member
+	byEnt    map[ecs.Entity]*member
+	nextTeam uint8
+
+	world protocol.State // this tick's world, shared by every client's snapshot
+	stats roomCounters
+
+	// Component access and queries, built once.
+	players     *generic.Filter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue]
+	projectiles *generic.Filter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated]
+	shields     *generic.Filter3[ecs.Shield, ecs.Owner, ecs.Team]
+	body        generic.Map4[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue]
+}
+
+type roomCounters struct {
+	tickTime time.Duration // the last tick's
+	overruns uint64
+}
+
+// member is a player in a room, with what the room knows of its client.
+type member struct {
+	sess   *session
+	entity ecs.Entity
+	id     uint32
+	name   string
+	team   uint8
+
+	ring        [snapRing]protocol.State // what the client knows if it got each recent snapshot
+	acked       uint32                   // the newest snapshot the client acknowledged, NoTick
+	newestInput int64                    // the newest input tick received
+	target      protocol.State           // the world without the member itself, reused
+
+	stats PlayerStats
+}
+
+// snapRing is how many snapshots per client are remembered as baselines:
+// 1.6 s at 20 Hz, so an acknowledgement can be that late and still save a
+// full snapshot.
+const snapRing = 32
+
+type msgKind uint8
+
+const (
+	msgJoin msgKind = iota + 1
+	msgLeave
+	msgInput
+	msgStats
+)
+
+type roomMsg struct {
+	kind  msgKind
+	sess  *session
+	join  protocol.Join
+	input protocol.InputPacket
+	stats chan RoomStats
+}
+
+func newRoom(s *Server, id string) (*room, error) {
+	c := &s.cfg
+	sc := systems.DefaultConfig()
+	sc.TickRate = c.TickRate
+	sc.LagComp = c.LagCompConfig()
+	sc.FriendlyFire = c.Match.FriendlyFire
+	sc.EyeHeight = c.Match.EyeHeight
+	sc.RespawnTicks = c.Match.RespawnTicks
+	sc.Weapons = c.Definitions()
+	half := c.Arena.Size / 2
+	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: geom.AABB{Min: geom.V(-half, 0, -half), Max: geom.V(half, 0, half)}}
+	sim, err := systems.New(sc)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range c.Arena.Boxes {
+		if _, err := sim.SpawnStatic(geom.AABB{Min: geom.V(b.Min[0], b.Min[1], b.Min[2]), Max: geom.V(b.Max[0], b.Max[1], b.Max[2])}); err != nil {
+			return nil, err
+		}
+	}
+	r := &room{
+		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
+		snap:  int64(c.TickRate / c.SnapshotRate),
+		inbox: make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
+		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
+		players:     generic.NewFilter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](),
+		projectiles: generic.NewFilter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated](),
+		shields:     generic.NewFilter3[ecs.Shield, ecs.Owner, ecs.Team](),
+		body:        generic.NewMap4[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](sim.World),
+	}
+	r.players.Register(sim.World)
+	r.projectiles.Register(sim.World)
+	r.shields.Register(sim.World)
+	return r, nil
+}
+
+// netID is an entity's id on the wire: its index and generation (unique
+// within the room while the entity exists, and for 4096 reuses of its index
+// after), never 0.
+func netID(e ecs.Entity) uint32 { return e.ID()&(1<<20-1) | e.Generation()<<20 }
+
+func (r *room) run() {
+	defer r.srv.wg.Done()
+	defer close(r.done)
+	r.log.Info().Msg("room open")
+	ticker := time.NewTicker(time.Second / time.Duration(r.cfg.TickRate))
+	defer ticker.Stop()
+	for {
+		select {
+		case <-r.stop:
+			r.shutdown()
+			return
+		case m := <-r.inbox:
+			r.handle(m)
+		case <-ticker.C:
+			r.tick()
+			if len(r.members) == 0 && r.srv.closeRoomIfEmpty(r) {
+				r.log.Info().Msg("room closed: empty")
+				return
+			}
+		}
+	}
+}
+
+// join asks the room to take the session's player and waits for the answer.
+func (r *room) join(se *session, j protocol.Join) (joinReply, bool) {
+	select {
+	case r.inbox <- roomMsg{kind: msgJoin, sess: se, join: j}:
+	case <-r.done:
+		r.srv.joinDone(r)
+		return joinReply{}, false
+	case <-se.conn.Context().Done():
+		r.srv.joinDone(r)
+		return joinReply{}, false
+	}
+	select {
+	case rep := <-se.reply:
+		return rep, true
+	case <-r.done:
+		return joinReply{}, false
+	}
+}
+
+// leave tells the room the session is gone.
+func (r *room) leave(se *session) {
+	select {
+	case r.inbox <- roomMsg{kind: msgLeave, sess: se}:
+	case <-r.done:
+	}
+}
+
+func (r *room) handle(m roomMsg) {
+	switch m.kind {
+	case msgJoin:
+		r.srv.joinDone(r)
+		m.sess.reply <- r.admit(m.sess, &m.join)
+	case msgLeave:
+		r.remove(m.sess)
+	case msgInput:
+		if mem := r.bySess[m.sess]; mem != nil {
+			r.applyInputs(mem, &m.input)
+		} else {
+			r.srv.m.drop(dropNoRoom)
+		}
+	case msgStats:
+		m.stats <- r.statsNow()
+	}
+}
+
+func (r *room) admit(se *session, j *protocol.Join) joinReply {
+	if len(r.members) >= r.cfg.MaxPlayers {
+		return joinReply{reject: &protocol.Reject{Code: protocol.RejectFull, Reason: "room " + r.id + " is full"}}
+	}
+	team := j.Team
+	if team == 0 {
+		n := [3]int{}
+		for _, mem := range r.members {
+			n[mem.team]++
+		}
+		team = 1
+		if n[2] < n[1] {
+			team = 2
+		}
+	}
+	spawn := r.spawnPoint(team)
+	c := r.cfg.Match
+	e := r.sim.SpawnPlayer(systems.PlayerSpec{Name: j.Name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
+		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}})
+	mem := &member{sess: se, entity: e, id: netID(e), name: j.Name, team: team, acked: protocol.NoTick,
+		newestInput: r.sim.Now() - 1}
+	mem.stats = PlayerStats{ID: mem.id, Name: j.Name, Team: team}
+	w := r.srv.welcome
+	w.Player, w.Team, w.ServerTick = mem.id, team, uint32(r.sim.Now())
+	w.Spawn = [3]float64{spawn.X, spawn.Y, spawn.Z}
+	// Everybody learns of the newcomer; the newcomer of everybody.
+	for _, other := range r.members {
+		r.event(other, protocol.Event{Kind: protocol.EventJoined, Tick: uint32(r.sim.Now()), Player: mem.id, Team: team, Name: j.Name})
+		r.event(mem, protocol.Event{Kind: protocol.EventJoined, Tick: uint32(r.sim.Now()), Player: other.id, Team: other.team, Name: other.name})
+	}
+	r.members = append(r.members, mem)
+	r.bySess[se], r.byEnt[e] = mem, mem
+	r.srv.m.players.Inc()
+	return joinReply{welcome: w, room: r}
+}
+
+// spawnPoint spreads a team's players along its end of the arena.
+func (r *room) spawnPoint(team uint8) geom.Vec3 {
+	n := 0
+	for _, mem := range r.members {
+		if mem.team == team {
+			n++
+		}
+	}
+	half := r.cfg.Arena.Size / 2
+	z := -half * 0.6
+	if team == 2 {
+		z = -z
+	}
+	x := (float64(n%6) - 2.5) * min(4, half/4)
+	return geom.V(x, 0, z)
+}
+
+func (r *room) remove(se *session) {
+	mem := r.bySess[se]
+	if mem == nil {
+		return
+	}
+	r.sim.Despawn(mem.entity)
+	delete(r.bySess, se)
+	delete(r.byEnt, mem.entity)
+	r.members = slices.DeleteFunc(r.members, func(x *member) bool { return x == mem })
+	r.srv.m.players.Dec()
+	for _, other := range r.members {
+		r.event(other, protocol.Event{Kind: protocol.EventLeft, Tick: uint32(r.sim.Now()), Player: mem.id})
+	}
+}
+
+// applyInputs queues a packet's inputs and records its acknowledgement.
+func (r *room) applyInputs(mem *member, p *protocol.InputPacket) {
+	window := float64(r.cfg.LagComp.WindowTicks)
+	for i := 0; i < p.Count; i++ {
+		q := &p.Inputs[i]
+		tick := int64(p.Tick(i))
+		lag := protocol.LagValue(q.ViewLag)
+		in := ecs.Input{
+			Tick: tick, MoveX: protocol.AxisValue(q.MoveX), MoveZ: protocol.AxisValue(q.MoveZ),
+			Yaw: protocol.YawValue(q.Yaw), Pitch: protocol.PitchValue(q.Pitch),
+			Buttons: q.Buttons, Weapon: uint16(q.Weapon), Shot: uint32(q.Shot),
+			ViewTime: ecs.ViewTimeOf(float64(tick) - lag),
+		}
+		v := r.sim.QueueInput(mem.entity, in)
+		r.srv.m.inputs[v].Inc()
+		mem.stats.Inputs[v]++
+		if v == systems.InputQueued && lag > window {
+			r.srv.m.clamped.Inc()
+			mem.stats.Clamped++
+		}
+	}
+	mem.newestInput = max(mem.newestInput, int64(p.Newest))
+	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(r.sim.Now()) {
+		mem.acked = a
+	}
+}
+
+func (r *room) tick() {
+	start := time.Now()
+	r.sim.Step()
+	r.events()
+	if r.sim.Now()%r.snap == 0 {
+		r.snapshots()
+	}
+	d := time.Since(start)
+	r.stats.tickTime = d
+	m := r.srv.m
+	m.tickSeconds.Observe(d.Seconds())
+	if d > time.Second/time.Duration(r.cfg.TickRate) {
+		m.tickOverruns.Inc()
+		r.stats.overruns++
+	}
+	st := r.sim.Stats().Last
+	m.rewinds.Observe(float64(st.Rewinds))
+	m.buckets.Observe(float64(st.Buckets))
+}
+
+// events sends the tick's game events: a hit to its shooter (hit confirmed)
+// and its target, kills and respawns to everybody.
+func (r *room) events() {
+	ev := r.sim.Events
+	for i := range ev.Shots {
+		s := &ev.Shots[i]
+		if s.Result != ecs.ResultHit {
+			continue
+		}
+		shooter, target := r.byEnt[s.Shooter], r.byEnt[s.Target]
+		e := protocol.Event{Kind: protocol.EventHit, Tick: uint32(s.Tick), Player: netID(s.Shooter), Other: netID(s.Target),
+			Shot: uint16(s.Shot), Weapon: uint8(s.Weapon), Head: s.Head, Damage: float32(s.Damage),
+			ViewTick: uint32(s.ViewTime.Tick), ViewFrac: uint16(min(s.ViewTime.Frac*65536, 65535))}
+		if shooter != nil {
+			shooter.stats.Hits++
+			r.event(shooter, e)
+		}
+		if target != nil && target != shooter {
+			r.event(target, e)
+		}
+	}
+	for _, k := range ev.Kills {
+		if m := r.byEnt[k.Killer]; m != nil {
+			m.stats.Kills++
+		}
+		if m := r.byEnt[k.Victim]; m != nil {
+			m.stats.Deaths++
+		}
+		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: uint8(k.Weapon)})
+	}
+	for _, s := range ev.Respawns {
+		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: [3]float64{s.Pos.X, s.Pos.Y, s.Pos.Z}})
+	}
+}
+
+func (r *room) broadcast(e protocol.Event) {
+	for _, m := range r.members {
+		r.event(m, e)
+	}
+}
+
+// event queues an event for a member; a client whose queue is full is not
+// reading its control stream and is disconnected.
+func (r *room) event(m *member, e protocol.Event) {
+	if !m.sess.queueEvent(e) {
+		r.srv.m.eventsDropped.Inc()
+		m.sess.conn.CloseWithError(protocol.CloseSlow, "control stream not read")
+	}
+}
+
+// snapshots encodes and queues every member's snapshot of the tick just
+// simulated.
+func (r *room) snapshots() {
+	tick := r.sim.Now() - 1
+	r.buildWorld(tick)
+	for _, mem := range r.members {
+		r.snapshot(mem, tick)
+	}
+}
+
+func byID(a, b protocol.Entity) int {
+	switch {
+	case a.ID < b.ID:
+		return -1
+	case a.ID > b.ID:
+		return 1
+	}
+	return 0
+}
+
+// buildWorld quantises the world as every client may see it.
+func (r *room) buildWorld(tick int64) {
+	w := &r.world
+	w.Tick = uint32(tick)
+	w.Players, w.Objects = w.Players[:0], w.Objects[:0]
+	// A remote player is shown alive exactly when it has a hitbox in the
+	// history frame of this tick: what lag compensation rewinds to. (A death
+	// or respawn during the tick's Damage stage shows from the next tick, as
+	// it enters the history.)
+	frame, _ := r.sim.History.Frame(tick)
+	q := r.players.Query(r.sim.World)
+	for q.Next() {
+		_, team, tf, h, _, _ := q.Get()
+		e := q.Entity()
+		s := protocol.EntityState{Kind: protocol.KindPlayer, Team: team.ID,
+			Health: uint8(min(math.Ceil(h.Current), 255)), Yaw: protocol.QuantizeYaw(tf.Yaw), Pitch: protocol.QuantizePitch(tf.Pitch),
+			Pos: quantize(tf.Pos)}
+		if i, ok := slices.BinarySearchFunc(frame, e, func(p lagcomp.Pose, e ecs.Entity) int { return int(p.Entity.ID()) - int(e.ID()) }); ok && frame[i].Entity == e {
+			s.Flags = protocol.FlagAlive
+			s.Pos = quantize(frame[i].Pos)
+		}
+		w.Players = append(w.Players, protocol.Entity{ID: netID(e), State: s})
+	}
+	pq := r.projectiles.Query(r.sim.World)
+	for pq.Next() {
+		p, vel, shot, owner, team, lc := pq.Get()
+		if lc.Done {
+			continue
+		}
+		w.Objects = append(w.Objects, protocol.Entity{ID: netID(pq.Entity()), State: protocol.EntityState{
+			Kind: protocol.KindProjectile, Team: team.ID, Owner: netID(owner.Entity), Weapon: uint8(shot.Weapon),
+			Start: uint32(shot.Fired), Pos: quantize(p.Origin), Vel: quantize(vel.V)}})
+	}
+	sq := r.shields.Query(r.sim.World)
+	for sq.Next() {
+		sh, owner, team := sq.Get()
+		w.Objects = append(w.Objects, protocol.Entity{ID: netID(sq.Entity()), State: protocol.EntityState{
+			Kind: protocol.KindShield, Team: team.ID, Owner: netID(owner.Entity), Start: uint32(max(sh.Expires, 0)),
+			Pos: quantize(sh.Box.Min), Vel: quantize(sh.Box.Max.Sub(sh.Box.Min))}})
+	}
+	slices.SortFunc(w.Players, byID)
+	slices.SortFunc(w.Objects, byID)
+}
+
+func quantize(v geom.Vec3) [3]int32 {
+	return [3]int32{protocol.QuantizePos(v.X), protocol.QuantizePos(v.Y), protocol.QuantizePos(v.Z)}
+}
+
+func (r *room) ringIndex(tick uint32) int { return int(int64(tick)/r.snap) % snapRing }
+
+func (r *room) snapshot(mem *member, tick int64) {
+	buf := mem.sess.takeBuffer()
+	if buf == nil {
+		r.srv.m.drop(dropSendQueue)
+		mem.stats.SnapshotsDropped++
+		return
+	}
+	tf, h, life, queue := r.body.Get(mem.entity)
+	hdr := protocol.SnapshotHeader{Tick: uint32(tick), Baseline: protocol.NoTick, InputAck: protocol.NoTick,
+		InputLead: int8(min(max(mem.newestInput-tick, -127), 127)),
+		Own:       protocol.OwnState{Alive: !life.Dead, Pos: [3]float64{tf.Pos.X, tf.Pos.Y, tf.Pos.Z}, Health: float32(h.Current)}}
+	if queue.Applied >= 0 {
+		hdr.InputAck = uint32(queue.Applied)
+	}
+	var base *protocol.State
+	if a := mem.acked; a != protocol.NoTick && r.ringIndex(a) != r.ringIndex(hdr.Tick) {
+		if b := &mem.ring[r.ringIndex(a)]; b.Tick == a {
+			base, hdr.Baseline = b, a
+		}
+	}
+	mem.target.Tick = hdr.Tick
+	mem.target.Players = mem.target.Players[:0]
+	for _, p := range r.world.Players {
+		if p.ID != mem.id {
+			mem.target.Players = append(mem.target.Players, p)
+		}
+	}
+	mem.target.Objects = r.world.Objects
+	known := &mem.ring[r.ringIndex(hdr.Tick)]
+	d := protocol.AppendSnapshot(buf[:0], &hdr, base, &mem.target, known)
+	if !mem.sess.queueSnapshot(d) {
+		known.Tick = protocol.NoTick // never sent: not a baseline
+		r.srv.m.drop(dropSendQueue)
+		mem.stats.SnapshotsDropped++
+		return
+	}
+	r.srv.m.dgOut.Inc()
+	r.srv.m.snapshotBytes.Observe(float64(len(d)))
+	r.srv.m.bytesOut.Add(float64(len(d)))
+	mem.stats.Snapshots++
+	mem.stats.SnapshotBytes += uint64(len(d))
+	if base == nil {
+		mem.stats.FullSnapshots++
+	}
+}
+
+// shutdown ends the room: the current tick is done; every client is told why
+// its connection closes.
+func (r *room) shutdown() {
+	for _, mem := range r.members {
+		mem.sess.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
+		r.srv.m.players.Dec()
+	}
+	r.members = nil
+	r.srv.mu.Lock()
+	if r.srv.rooms[r.id] == r {
+		delete(r.srv.rooms, r.id)
+		r.srv.m.rooms.Dec()
+	}
+	r.srv.mu.Unlock()
+	r.log.Info().Msg("room closed: shutdown")
+}

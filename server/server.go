@@ -1,0 +1,280 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/quic-go/quic-go"
+	"github.com/rs/zerolog"
+
+	"github.com/rewind-gg/rewind/protocol"
+)
+
+// Server hosts rooms over QUIC.
+type Server struct {
+	cfg     Config
+	log     zerolog.Logger
+	m       *metrics
+	tls     *tls.Config
+	welcome protocol.Welcome // the parts every room's welcomes share
+
+	ln      *quic.Listener
+	admin   *http.Server
+	adminLn net.Listener
+
+	mu       sync.Mutex
+	rooms    map[string]*room
+	sessions map[*session]struct{}
+	closing  bool
+
+	ctx    context.Context // cancelled at shutdown: stops accepting and joining
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the server started
+}
+
+// New checks the configuration and prepares a server; Start runs it.
+func New(cfg Config, log zerolog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tc, err := tlsConfig(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc,
+		rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
+	s.welcome = welcomeTemplate(&cfg)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// welcomeTemplate is what every welcome says about the room's rules.
+func welcomeTemplate(c *Config) protocol.Welcome {
+	half := c.Arena.Size / 2
+	w := protocol.Welcome{
+		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
+		WindowTicks: uint16(c.LagComp.WindowTicks), Speed: c.Arena.Speed,
+		Arena:     protocol.Box{Min: [3]float64{-half, 0, -half}, Max: [3]float64{half, 0, half}},
+		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height,
+	}
+	for _, wp := range c.Weapons {
+		w.Weapons = append(w.Weapons, protocol.WeaponInfo{Name: wp.Name, Kind: wp.Kind, Damage: wp.Damage, Range: wp.Range,
+			Speed: wp.Speed, Radius: wp.Radius, Reach: wp.Reach, LifetimeTicks: uint16(wp.LifetimeTicks), FireInterval: uint16(wp.FireInterval)})
+	}
+	for _, b := range c.Arena.Boxes {
+		w.Map = append(w.Map, protocol.Box{Min: b.Min, Max: b.Max})
+	}
+	h := fnv.New64a()
+	h.Write(protocol.AppendWelcome(nil, &w))
+	w.ConfigDigest = h.Sum64()
+	return w
+}
+
+// Start binds the QUIC listener (and the admin port, if configured) and
+// starts accepting clients.
+func (s *Server) Start() error {
+	qc := &quic.Config{
+		EnableDatagrams:       true,
+		MaxIdleTimeout:        s.cfg.IdleTimeout,
+		KeepAlivePeriod:       s.cfg.IdleTimeout / 3,
+		HandshakeIdleTimeout:  5 * time.Second,
+		MaxIncomingStreams:    1,  // the control stream
+		MaxIncomingUniStreams: -1, // none
+	}
+	ln, err := quic.ListenAddr(s.cfg.Listen, s.tls, qc)
+	if err != nil {
+		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
+	}
+	s.ln = ln
+	if s.cfg.Admin.Listen != "" {
+		if err := s.startAdmin(); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	s.wg.Add(1)
+	go s.accept()
+	s.log.Info().Str("addr", ln.Addr().String()).Int("tick_rate", s.cfg.TickRate).
+		Int("window_ticks", s.cfg.LagComp.WindowTicks).Msg("listening")
+	return nil
+}
+
+func (s *Server) startAdmin() error {
+	ln, err := net.Listen("tcp", s.cfg.Admin.Listen)
+	if err != nil {
+		return fmt.Errorf("server: admin listen %s: %w", s.cfg.Admin.Listen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{Registry: s.m.reg}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	s.adminLn = ln
+	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error().Err(err).Msg("admin server")
+		}
+	}()
+	s.log.Info().Str("addr", ln.Addr().String()).Msg("admin: /metrics, /debug/pprof/")
+	return nil
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// AdminAddr returns the admin port's address, or nil.
+func (s *Server) AdminAddr() net.Addr {
+	if s.adminLn == nil {
+		return nil
+	}
+	return s.adminLn.Addr()
+}
+
+// Registry returns the server's Prometheus registry.
+func (s *Server) Registry() *prometheus.Registry { return s.m.reg }
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		conn, err := s.ln.Accept(s.ctx)
+		if err != nil {
+			return // closed by Shutdown
+		}
+		se := newSession(s, conn)
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
+			continue
+		}
+		s.sessions[se] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go se.run()
+	}
+}
+
+// roomFor returns the room called id, created if needed, and counts a join
+// on its way to it; nil when the server is full or shutting down.
+func (s *Server) roomFor(id string) (*room, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, protocol.RejectShutdown
+	}
+	r := s.rooms[id]
+	if r == nil {
+		if len(s.rooms) >= s.cfg.MaxRooms {
+			return nil, protocol.RejectFull
+		}
+		var err error
+		if r, err = newRoom(s, id); err != nil {
+			s.log.Error().Err(err).Str("room", id).Msg("room not created")
+			return nil, protocol.RejectFull
+		}
+		s.rooms[id] = r
+		s.m.rooms.Inc()
+		s.wg.Add(1)
+		go r.run()
+	}
+	r.pending++
+	return r, 0
+}
+
+// joinDone counts a join that reached its room (or gave up on the way).
+func (s *Server) joinDone(r *room) {
+	s.mu.Lock()
+	r.pending--
+	s.mu.Unlock()
+}
+
+// closeRoomIfEmpty removes an empty room with no join on its way, and
+// reports whether it did: the room's goroutine then returns.
+func (s *Server) closeRoomIfEmpty(r *room) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(r.members) > 0 || r.pending > 0 || s.rooms[r.id] != r {
+		return false
+	}
+	delete(s.rooms, r.id)
+	s.m.rooms.Dec()
+	return true
+}
+
+func (s *Server) sessionDone(se *session) {
+	s.mu.Lock()
+	delete(s.sessions, se)
+	s.mu.Unlock()
+}
+
+// Shutdown stops the server gracefully: no new connections or joins, every
+// room finishes its current tick and closes its clients' connections with a
+// reason, the admin port closes. It returns when every goroutine has ended,
+// or with ctx's error if that comes first.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return s.wait(ctx)
+	}
+	s.closing = true
+	rooms := make([]*room, 0, len(s.rooms))
+	for _, r := range s.rooms {
+		rooms = append(rooms, r)
+	}
+	sessions := make([]*session, 0, len(s.sessions))
+	for se := range s.sessions {
+		sessions = append(sessions, se)
+	}
+	s.mu.Unlock()
+	s.log.Info().Int("rooms", len(rooms)).Msg("shutting down")
+	s.cancel()
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for _, r := range rooms {
+		close(r.stop)
+	}
+	for _, r := range rooms {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// Sessions that never reached a room.
+	for _, se := range sessions {
+		se.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
+	}
+	if s.admin != nil {
+		s.admin.Shutdown(ctx)
+	}
+	return s.wait(ctx)
+}
+
+func (s *Server) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

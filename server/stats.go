@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RoomStats is a room's state, as reported by Stats.
+type RoomStats struct {
+	ID       string
+	Tick     int64
+	Players  []PlayerStats
+	Rewinds  int64 // travels to a past time so far
+	Items    int64 // lag-compensated items resolved so far
+	Buckets  int   // distinct view times last tick
+	TickTime time.Duration
+	Overruns uint64
+}
+
+// PlayerStats is what a room knows of one player.
+type PlayerStats struct {
+	ID     uint32
+	Name   string
+	Team   uint8
+	Inputs [5]uint64 // inputs received, by systems.InputVerdict
+	// Applied counts ticks simulated with the player's input, Rooted those
+	// without (the player stood still).
+	Applied, Rooted  uint64
+	Clamped          uint64 // inputs whose view time was older than the window
+	Hits             uint64 // hits confirmed to the player as shooter
+	Kills, Deaths    uint64
+	Snapshots        uint64
+	FullSnapshots    uint64
+	SnapshotsDropped uint64
+	SnapshotBytes    uint64
+	Pos              [3]float64 // the authoritative position now
+	LastInput        int64      // the newest tick whose input was applied, −1: none
+}
+
+// Stats asks every room for its state.
+func (s *Server) Stats(ctx context.Context) ([]RoomStats, error) {
+	s.mu.Lock()
+	rooms := make([]*room, 0, len(s.rooms))
+	for _, r := range s.rooms {
+		rooms = append(rooms, r)
+	}
+	s.mu.Unlock()
+	out := make([]RoomStats, 0, len(rooms))
+	for _, r := range rooms {
+		reply := make(chan RoomStats, 1)
+		select {
+		case r.inbox <- roomMsg{kind: msgStats, stats: reply}:
+		case <-r.done:
+			continue
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case st := <-reply:
+			out = append(out, st)
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	slices.SortFunc(out, func(a, b RoomStats) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func (r *room) statsNow() RoomStats {
+	st := r.sim.Stats()
+	rs := RoomStats{ID: r.id, Tick: r.sim.Now(), Rewinds: st.Rewinds, Items: st.Items, Buckets: st.Last.Buckets,
+		TickTime: r.stats.tickTime, Overruns: r.stats.overruns}
+	for _, mem := range r.members {
+		ps := mem.stats
+		tf, _, _, q := r.body.Get(mem.entity)
+		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
+		ps.Pos = [3]float64{tf.Pos.X, tf.Pos.Y, tf.Pos.Z}
+		rs.Players = append(rs.Players, ps)
+	}
+	return rs
+}

@@ -1,0 +1,196 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/netshim"
+	"github.com/rewind-gg/rewind/server"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind: servers,
+// clients and shims must all shut down cleanly.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// startServer starts a server on a free loopback port; the test shuts it
+// down when it ends (and fails if that is not clean).
+func startServer(t *testing.T, change func(*server.Config)) *server.Server {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Admin.Listen = ""
+	if change != nil {
+		change(&cfg)
+	}
+	level := zerolog.WarnLevel
+	if testing.Verbose() {
+		level = zerolog.InfoLevel
+	}
+	srv, err := server.New(cfg, zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).Level(level).With().Timestamp().Logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return srv
+}
+
+// shim puts a network shim with a round trip of rtt (half each way), the
+// given jitter and loss each way, in front of the server.
+func shim(t *testing.T, srv *server.Server, rtt, jitter time.Duration, loss float64, seed uint64) string {
+	t.Helper()
+	way := netshim.Conditions{Latency: rtt / 2, Jitter: jitter, Loss: loss}
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: way, Down: way, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	return sh.Addr().String()
+}
+
+// dial joins a client; the test closes it when it ends.
+func dial(t *testing.T, cfg client.Config) *client.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var c *client.Client
+	var err error
+	for attempt := range 3 { // a handshake through a lossy shim may time out
+		if c, err = client.Dial(ctx, cfg); err == nil {
+			break
+		}
+		t.Logf("dial attempt %d: %v", attempt+1, err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// play runs the clients for d and returns Run's errors.
+func play(d time.Duration, clients ...*client.Client) []error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = c.Run(ctx) }()
+	}
+	wg.Wait()
+	return errs
+}
+
+// start runs the clients in the background until the returned stop is
+// called; stop waits for them and returns Run's errors.
+func start(clients ...*client.Client) (stop func() []error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = c.Run(ctx) }()
+	}
+	return func() []error { cancel(); wg.Wait(); return errs }
+}
+
+func roomStats(t *testing.T, srv *server.Server, room string) server.RoomStats {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	all, err := srv.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.ID == room {
+			return r
+		}
+	}
+	t.Fatalf("no room %q", room)
+	return server.RoomStats{}
+}
+
+func playerStats(t *testing.T, srv *server.Server, room string, id uint32) server.PlayerStats {
+	t.Helper()
+	for _, p := range roomStats(t, srv, room).Players {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("no player %d in room %q", id, room)
+	return server.PlayerStats{}
+}
+
+// waitTicks waits until the room has simulated n more ticks (polling the
+// room's tick counter: the condition, not a guess of the time it takes).
+func waitTicks(t *testing.T, srv *server.Server, room string, n int64) {
+	t.Helper()
+	from := roomStats(t, srv, room).Tick
+	deadline := time.Now().Add(time.Duration(n)*time.Second/10 + 10*time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if roomStats(t, srv, room).Tick >= from+n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("room %q did not simulate %d ticks in time", room, n)
+		}
+	}
+}
+
+// scripted is an InputSource that calls a function of the tick.
+type scripted func(v *client.View) client.Intent
+
+func (s scripted) Intent(v *client.View) client.Intent { return s(v) }
+
+// strafer runs right and left across the arena, switching every period ticks.
+func strafer(period int64) scripted {
+	return func(v *client.View) client.Intent {
+		if (v.Tick/period)%2 == 0 {
+			return client.Intent{MoveX: 1}
+		}
+		return client.Intent{MoveX: -1}
+	}
+}
+
+func name(t *testing.T, s string) string { return fmt.Sprintf("%s-%s", t.Name(), s) }
+
+func vec(a [3]float64) geom.Vec3 { return geom.V(a[0], a[1], a[2]) }
+
+// holdFire wraps an InputSource and stops its firing once hold is set, so a
+// test can let every hit event arrive before it stops.
+type holdFire struct {
+	src  client.InputSource
+	hold *atomic.Bool
+}
+
+func (h holdFire) Intent(v *client.View) client.Intent {
+	in := h.src.Intent(v)
+	if h.hold.Load() {
+		in.Fire = false
+	}
+	return in
+}

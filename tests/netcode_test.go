@@ -1,0 +1,129 @@
+package tests
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/server"
+)
+
+// appliedRatio plays one strafing player through a shim with 150 ms round
+// trips and 25% loss each way, and returns the fraction of the server's
+// ticks (after a warm-up) that applied the player's input.
+func appliedRatio(t *testing.T, redundancy int, seed uint64) (float64, client.Stats) {
+	srv := startServer(t, nil)
+	addr := shim(t, srv, 150*time.Millisecond, 5*time.Millisecond, 0.25, seed)
+	c := dial(t, client.Config{Addr: addr, Room: "redundancy", Name: "runner", Input: strafer(30), Redundancy: redundancy})
+	stop := start(c)
+	waitTicks(t, srv, "redundancy", 40) // let the clock settle
+	p0 := playerStats(t, srv, "redundancy", c.ID())
+	waitTicks(t, srv, "redundancy", 300)
+	p1 := playerStats(t, srv, "redundancy", c.ID())
+	for _, err := range stop() {
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	applied := p1.Applied - p0.Applied
+	ticks := applied + p1.Rooted - p0.Rooted
+	return float64(applied) / float64(ticks), c.Stats()
+}
+
+// With 150 ms round trips and 25% loss, redundant inputs get ≥ 99% of a
+// player's inputs applied; sending each input once loses about a quarter.
+func TestRedundantInputsSurviveLoss(t *testing.T) {
+	t.Parallel()
+	ratio, st := appliedRatio(t, 32, 1)
+	t.Logf("redundancy 32: %.2f%% of ticks applied the input, %d corrections", 100*ratio, st.Corrections)
+	if ratio < 0.99 {
+		t.Errorf("with redundancy %.2f%% of inputs applied, want ≥ 99%%", 100*ratio)
+	}
+}
+
+func TestWithoutRedundancyInputsAreLost(t *testing.T) {
+	t.Parallel()
+	ratio, st := appliedRatio(t, 1, 1)
+	t.Logf("redundancy 1: %.2f%% of ticks applied the input, %d corrections", 100*ratio, st.Corrections)
+	if ratio > 0.85 || ratio < 0.6 {
+		t.Errorf("without redundancy %.2f%% of inputs applied, want about 75%%", 100*ratio)
+	}
+	if st.Corrections == 0 {
+		t.Error("lost inputs root the player on the server: the client must have corrected its prediction")
+	}
+}
+
+// After reconciliation the client's prediction and the server's state agree
+// exactly, even when lost inputs forced corrections along the way.
+func TestPredictionAgreesWithServer(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, nil)
+	addr := shim(t, srv, 100*time.Millisecond, 10*time.Millisecond, 0.25, 7)
+	var still bool
+	runner := strafer(17)
+	input := scripted(func(v *client.View) client.Intent {
+		if still {
+			return client.Intent{}
+		}
+		return runner(v)
+	})
+	c := dial(t, client.Config{Addr: addr, Room: "predict", Name: "runner", Input: input, Redundancy: 1})
+	stop := start(c)
+	waitTicks(t, srv, "predict", 200)
+	still = true // (read by the client's goroutine only after the next waits: the room's ticks order it)
+	waitTicks(t, srv, "predict", 60)
+	pred := c.Predicted()
+	server := playerStats(t, srv, "predict", c.ID()).Pos
+	stop()
+	st := c.Stats()
+	if st.Corrections == 0 {
+		t.Error("25% loss without redundancy should have forced corrections")
+	}
+	d := pred.Pos.Sub(vec(server)).Len()
+	t.Logf("%d corrections (largest %.3f m); now predicted %v, server %v, apart %.2g m", st.Corrections, st.MaxCorrection, pred.Pos, server, d)
+	if d > 1e-9 {
+		t.Errorf("standing still, the prediction is %.3g m from the server", d)
+	}
+	if pred.Server != vec(server) {
+		t.Errorf("the newest snapshot says %v, the server %v", pred.Server, server)
+	}
+}
+
+// A bot 200 ms away, with perfect aim, shoots a strafing target: every hit it
+// sees on its screen is confirmed by the server's lag compensation. With the
+// window set to 0 (lag compensation off) the same shots miss.
+func TestHitsSeenAreConfirmed(t *testing.T) {
+	t.Parallel()
+	for _, window := range []int{30, 0} {
+		t.Run(map[int]string{30: "lag compensation on", 0: "lag compensation off"}[window], func(t *testing.T) {
+			t.Parallel()
+			srv := startServer(t, func(c *server.Config) {
+				c.LagComp.WindowTicks = window
+				c.Match.Health = 1e9 // nobody dies: every shot is comparable
+			})
+			far := shim(t, srv, 200*time.Millisecond, 0, 0, 3)
+			target := dial(t, client.Config{Addr: srv.Addr().String(), Room: "lagcomp", Name: "target", Team: 1, Input: strafer(25)})
+			var hold atomic.Bool
+			shooter := dial(t, client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
+				Input: holdFire{client.NewBot(client.BotConfig{Still: true}), &hold}})
+			stop := start(target, shooter)
+			waitTicks(t, srv, "lagcomp", 240)
+			hold.Store(true) // then give the last hit events a round trip to arrive
+			waitTicks(t, srv, "lagcomp", 10)
+			stop()
+			st := shooter.Stats()
+			t.Logf("window %d: %d shots, %d hits seen, %d confirmed (%d of them the hit seen), RTT %v",
+				window, st.ShotsFired, st.HitsSeen, st.HitsConfirmed, st.SeenConfirmed, st.RTT)
+			if st.HitsSeen < 20 {
+				t.Fatalf("only %d hits seen: the test needs the shooter to see hits", st.HitsSeen)
+			}
+			if window > 0 && st.SeenConfirmed < st.HitsSeen {
+				t.Errorf("%d of %d hits seen were not confirmed", st.HitsSeen-st.SeenConfirmed, st.HitsSeen)
+			}
+			if window == 0 && st.HitsConfirmed*10 > st.HitsSeen {
+				t.Errorf("without lag compensation %d of %d hits seen were still confirmed", st.HitsConfirmed, st.HitsSeen)
+			}
+		})
+	}
+}
