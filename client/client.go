@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,9 @@ func (e *RejectError) Error() string {
 type Client struct {
 	cfg      Config
 	conn     *quic.Conn
+	tr       *quic.Transport
+	udp      *net.UDPConn
+	closing  sync.Once
 	stream   *quic.Stream
 	welcome  protocol.Welcome
 	params   movement.Params
@@ -166,15 +170,28 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	tc = tc.Clone()
 	tc.NextProtos = []string{protocol.ALPN}
-	conn, err := quic.DialAddr(ctx, cfg.Addr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 3 * time.Second})
+	raddr, err := net.ResolveUDPAddr("udp", cfg.Addr)
 	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	// The client owns its socket and transport, so that leaving closes them
+	// at once instead of after QUIC's closing period.
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	tr := &quic.Transport{Conn: udp}
+	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 3 * time.Second})
+	if err != nil {
+		tr.Close()
+		udp.Close()
 		return nil, fmt.Errorf("client: dial %s: %w", cfg.Addr, err)
 	}
-	c := &Client{cfg: cfg, conn: conn, datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
+	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
 		ackedInput: -1, reconciled: -1, scale: 1,
 		sendBuf: make([]byte, 0, protocol.MaxDatagram)}
 	if err := c.join(ctx); err != nil {
-		conn.CloseWithError(protocol.CloseNormal, "join failed")
+		c.leave("join failed")
 		return nil, err
 	}
 	go c.readDatagrams()
@@ -304,10 +321,12 @@ func (c *Client) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			c.conn.CloseWithError(protocol.CloseNormal, "bye")
+			c.leave("bye")
 			return nil
 		case <-c.conn.Context().Done():
-			return c.closeReason()
+			err := c.closeReason()
+			c.leave("")
+			return err
 		case <-timer.C:
 		}
 		c.step()
@@ -328,9 +347,20 @@ func (c *Client) closeReason() error {
 	return err
 }
 
-// Close leaves the room.
+// Close leaves the room. It may be called more than once, and after Run.
 func (c *Client) Close() error {
-	return c.conn.CloseWithError(protocol.CloseNormal, "bye")
+	c.leave("bye")
+	return nil
+}
+
+// leave closes the connection (telling the server why), the transport and
+// the socket; once.
+func (c *Client) leave(reason string) {
+	c.closing.Do(func() {
+		c.conn.CloseWithError(protocol.CloseNormal, reason)
+		c.tr.Close()
+		c.udp.Close()
+	})
 }
 
 // step is one client tick.

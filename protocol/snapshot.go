@@ -117,14 +117,14 @@ func AppendSnapshot(b []byte, h *SnapshotHeader, base, target, known *State) []b
 		bp, bo = base.Players, base.Objects
 	}
 	known.Tick = h.Tick
-	b, known.Players = appendSection(b, limit-2, bp, target.Players, known.Players[:0])
-	b, known.Objects = appendSection(b, limit, bo, target.Objects, known.Objects[:0])
+	b, known.Players = appendSection(b, limit-2, bp, target.Players, known.Players[:0], h.Tick)
+	b, known.Objects = appendSection(b, limit, bo, target.Objects, known.Objects[:0], h.Tick)
 	return b
 }
 
 // appendSection appends a u16 record count and the records that bring base
 // to target while b stays within limit, and the resulting known entities.
-func appendSection(b []byte, limit int, base, target, known []Entity) ([]byte, []Entity) {
+func appendSection(b []byte, limit int, base, target, known []Entity, tick uint32) ([]byte, []Entity) {
 	countAt := len(b)
 	b = append(b, 0, 0)
 	count, prev := 0, uint32(0)
@@ -142,15 +142,15 @@ func appendSection(b []byte, limit int, base, target, known []Entity) ([]byte, [
 			i++
 		case i == len(base) || target[j].ID < base[i].ID:
 			want = target[j]
-			rec = appendCreate(b, want.ID-prev, &want.State)
+			rec = appendCreate(b, want.ID-prev, &want.State, tick)
 			j++
 		default:
 			keep, want = base[i], target[j]
 			i, j = i+1, j+1
 			if keep.State.Kind != want.State.Kind {
-				rec = appendCreate(b, want.ID-prev, &want.State)
+				rec = appendCreate(b, want.ID-prev, &want.State, tick)
 			} else if mask := diff(&keep.State, &want.State); mask != 0 {
-				rec = appendUpdate(b, want.ID-prev, mask, &keep.State, &want.State)
+				rec = appendUpdate(b, want.ID-prev, mask, &keep.State, &want.State, tick)
 			} else {
 				known = append(known, want)
 				continue
@@ -181,7 +181,7 @@ func appendRemove(b []byte, idDelta uint32) []byte {
 	return append(b, opRemove)
 }
 
-func appendCreate(b []byte, idDelta uint32, s *EntityState) []byte {
+func appendCreate(b []byte, idDelta uint32, s *EntityState, tick uint32) []byte {
 	b = appendUvarint(b, idDelta)
 	b = append(b, opCreate, s.Kind, s.Team)
 	switch s.Kind {
@@ -193,7 +193,7 @@ func appendCreate(b []byte, idDelta uint32, s *EntityState) []byte {
 	case KindProjectile, KindShield:
 		b = appendUvarint(b, s.Owner)
 		b = append(b, s.Weapon)
-		b = appendU32(b, s.Start)
+		b = appendVarint(b, int64(s.Start)-int64(tick))
 		b = appendPos(b, &s.Pos)
 		b = appendPos(b, &s.Vel)
 	}
@@ -223,7 +223,7 @@ func diff(a, b *EntityState) uint8 {
 	return m
 }
 
-func appendUpdate(b []byte, idDelta uint32, mask uint8, from, to *EntityState) []byte {
+func appendUpdate(b []byte, idDelta uint32, mask uint8, from, to *EntityState, tick uint32) []byte {
 	b = appendUvarint(b, idDelta)
 	b = append(b, opUpdate|mask<<2)
 	if mask&maskPos != 0 {
@@ -248,7 +248,7 @@ func appendUpdate(b []byte, idDelta uint32, mask uint8, from, to *EntityState) [
 		for k := range to.Vel {
 			b = appendVarint(b, int64(to.Vel[k])-int64(from.Vel[k]))
 		}
-		b = appendU32(b, to.Start)
+		b = appendVarint(b, int64(to.Start)-int64(tick))
 		b = appendUvarint(b, to.Owner)
 		b = append(b, to.Weapon)
 	}
@@ -317,12 +317,12 @@ func DecodeSnapshot(d []byte, base *State, h *SnapshotHeader, out *State) error 
 	}
 	r := reader{b: d[snapshotFixed:], msg: "snapshot"}
 	out.Tick = h.Tick
-	out.Players = decodeSection(&r, bp, out.Players[:0], true)
-	out.Objects = decodeSection(&r, bo, out.Objects[:0], false)
+	out.Players = decodeSection(&r, bp, out.Players[:0], true, h.Tick)
+	out.Objects = decodeSection(&r, bo, out.Objects[:0], false, h.Tick)
 	return r.end()
 }
 
-func decodeSection(r *reader, base, out []Entity, players bool) []Entity {
+func decodeSection(r *reader, base, out []Entity, players bool, tick uint32) []Entity {
 	n := int(r.u16("count"))
 	i, prev := 0, uint32(0)
 	for range n {
@@ -356,7 +356,7 @@ func decodeSection(r *reader, base, out []Entity, players bool) []Entity {
 				r.fail(ReasonValue, "create")
 			}
 			var s EntityState
-			decodeCreate(r, &s, players)
+			decodeCreate(r, &s, players, tick)
 			out = append(out, Entity{ID: id, State: s})
 		case opUpdate:
 			if have == nil {
@@ -364,7 +364,7 @@ func decodeSection(r *reader, base, out []Entity, players bool) []Entity {
 				return out
 			}
 			s := *have
-			decodeUpdate(r, op>>2, &s)
+			decodeUpdate(r, op>>2, &s, tick)
 			out = append(out, Entity{ID: id, State: s})
 		default:
 			r.fail(ReasonValue, "op")
@@ -373,7 +373,7 @@ func decodeSection(r *reader, base, out []Entity, players bool) []Entity {
 	return append(out, base[i:]...)
 }
 
-func decodeCreate(r *reader, s *EntityState, players bool) {
+func decodeCreate(r *reader, s *EntityState, players bool, tick uint32) {
 	s.Kind, s.Team = r.u8("kind"), r.u8("team")
 	switch {
 	case s.Kind == KindPlayer && players:
@@ -383,7 +383,7 @@ func decodeCreate(r *reader, s *EntityState, players bool) {
 	case (s.Kind == KindProjectile || s.Kind == KindShield) && !players:
 		s.Owner = r.u32var("owner")
 		s.Weapon = r.u8("weapon")
-		s.Start = r.u32("start")
+		s.Start = r.tickDelta("start", tick)
 		decodePos(r, &s.Pos)
 		decodePos(r, &s.Vel)
 	default:
@@ -391,7 +391,7 @@ func decodeCreate(r *reader, s *EntityState, players bool) {
 	}
 }
 
-func decodeUpdate(r *reader, mask uint8, s *EntityState) {
+func decodeUpdate(r *reader, mask uint8, s *EntityState, tick uint32) {
 	if mask&maskPos != 0 {
 		for k := range s.Pos {
 			s.Pos[k] = addDelta(r, s.Pos[k], "pos")
@@ -413,10 +413,20 @@ func decodeUpdate(r *reader, mask uint8, s *EntityState) {
 		for k := range s.Vel {
 			s.Vel[k] = addDelta(r, s.Vel[k], "vel")
 		}
-		s.Start = r.u32("start")
+		s.Start = r.tickDelta("start", tick)
 		s.Owner = r.u32var("owner")
 		s.Weapon = r.u8("weapon")
 	}
+}
+
+// tickDelta reads a tick written as a signed varint relative to tick.
+func (r *reader) tickDelta(field string, tick uint32) uint32 {
+	v := int64(tick) + r.varint(field)
+	if v < 0 || v > math.MaxUint32 {
+		r.fail(ReasonValue, field)
+		return 0
+	}
+	return uint32(v)
 }
 
 func addDelta(r *reader, v int32, field string) int32 {

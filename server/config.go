@@ -239,9 +239,21 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, error
 		ErrorUnused:      true,
 	}})
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, fmt.Errorf("config: %s", oneLine(err))
 	}
 	return cfg, cfg.Validate()
+}
+
+// oneLine flattens the decoder's multi-line report into one line that still
+// names every key at fault.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(strings.TrimPrefix(err.Error(), "decoding failed due to the following error(s):"), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func unknownKeys(k *koanf.Koanf, known map[string]bool, where string) error {

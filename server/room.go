@@ -39,6 +39,12 @@ type room struct {
 	world protocol.State // this tick's world, shared by every client's snapshot
 	stats roomCounters
 
+	// Objects (projectiles, shields) get ids from a room-wide sequence, so
+	// the ids of objects created together are close and cost one byte in a
+	// snapshot; objIDs maps an entity index (and generation) to its id.
+	objIDs []objID
+	nextID uint32
+
 	// Component access and queries, built once.
 	players     *generic.Filter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue]
 	projectiles *generic.Filter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated]
@@ -47,9 +53,37 @@ type room struct {
 }
 
 type roomCounters struct {
-	tickTime time.Duration // the last tick's
-	overruns uint64
+	tickTime  time.Duration // the last tick's
+	tickTotal time.Duration
+	overruns  uint64
 }
+
+type objID struct {
+	gen uint32
+	id  uint32 // 0: none yet
+}
+
+// objectID returns the wire id of a projectile or shield: assigned on first
+// sight from the room's sequence, above every player id.
+func (r *room) objectID(e ecs.Entity) uint32 {
+	i := int(e.ID())
+	for i >= len(r.objIDs) {
+		r.objIDs = append(r.objIDs, objID{})
+	}
+	o := &r.objIDs[i]
+	if o.id == 0 || o.gen != e.Generation() {
+		r.nextID++
+		if r.nextID < firstObjectID {
+			r.nextID = firstObjectID
+		}
+		*o = objID{gen: e.Generation(), id: r.nextID}
+	}
+	return o.id
+}
+
+// firstObjectID keeps object ids clear of player ids in logs and tools
+// (the sections are separate on the wire, so they could overlap).
+const firstObjectID = 1 << 24
 
 // member is a player in a room, with what the room knows of its client.
 type member struct {
@@ -302,6 +336,7 @@ func (r *room) tick() {
 	}
 	d := time.Since(start)
 	r.stats.tickTime = d
+	r.stats.tickTotal += d
 	m := r.srv.m
 	m.tickSeconds.Observe(d.Seconds())
 	if d > time.Second/time.Duration(r.cfg.TickRate) {
@@ -412,14 +447,14 @@ func (r *room) buildWorld(tick int64) {
 		if lc.Done {
 			continue
 		}
-		w.Objects = append(w.Objects, protocol.Entity{ID: netID(pq.Entity()), State: protocol.EntityState{
+		w.Objects = append(w.Objects, protocol.Entity{ID: r.objectID(pq.Entity()), State: protocol.EntityState{
 			Kind: protocol.KindProjectile, Team: team.ID, Owner: netID(owner.Entity), Weapon: uint8(shot.Weapon),
 			Start: uint32(shot.Fired), Pos: quantize(p.Origin), Vel: quantize(vel.V)}})
 	}
 	sq := r.shields.Query(r.sim.World)
 	for sq.Next() {
 		sh, owner, team := sq.Get()
-		w.Objects = append(w.Objects, protocol.Entity{ID: netID(sq.Entity()), State: protocol.EntityState{
+		w.Objects = append(w.Objects, protocol.Entity{ID: r.objectID(sq.Entity()), State: protocol.EntityState{
 			Kind: protocol.KindShield, Team: team.ID, Owner: netID(owner.Entity), Start: uint32(max(sh.Expires, 0)),
 			Pos: quantize(sh.Box.Min), Vel: quantize(sh.Box.Max.Sub(sh.Box.Min))}})
 	}

@@ -28,6 +28,8 @@ type Server struct {
 	tls     *tls.Config
 	welcome protocol.Welcome // the parts every room's welcomes share
 
+	udp     *net.UDPConn
+	tr      *quic.Transport
 	ln      *quic.Listener
 	admin   *http.Server
 	adminLn net.Listener
@@ -91,14 +93,27 @@ func (s *Server) Start() error {
 		MaxIncomingStreams:    1,  // the control stream
 		MaxIncomingUniStreams: -1, // none
 	}
-	ln, err := quic.ListenAddr(s.cfg.Listen, s.tls, qc)
+	addr, err := net.ResolveUDPAddr("udp", s.cfg.Listen)
 	if err != nil {
+		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
+	}
+	// The server owns its socket and transport, so that Shutdown ends every
+	// connection at once rather than after QUIC's closing period.
+	if s.udp, err = net.ListenUDP("udp", addr); err != nil {
+		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
+	}
+	s.tr = &quic.Transport{Conn: s.udp}
+	ln, err := s.tr.Listen(s.tls, qc)
+	if err != nil {
+		s.udp.Close()
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
 	if s.cfg.Admin.Listen != "" {
 		if err := s.startAdmin(); err != nil {
 			ln.Close()
+			s.tr.Close()
+			s.udp.Close()
 			return err
 		}
 	}
@@ -265,7 +280,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if s.admin != nil {
 		s.admin.Shutdown(ctx)
 	}
-	return s.wait(ctx)
+	err := s.wait(ctx)
+	if s.tr != nil {
+		s.tr.Close()
+		s.udp.Close()
+	}
+	return err
 }
 
 func (s *Server) wait(ctx context.Context) error {

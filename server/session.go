@@ -146,10 +146,25 @@ func (se *session) readJoin() (*quic.Stream, protocol.Join, error) {
 	return stream, join, err
 }
 
+// reject sends a Reject and closes the stream, then lets the client read it
+// and leave: closing the connection at once could discard the Reject before
+// it is delivered. A client that stays is closed after rejectLinger.
 func (se *session) reject(stream *quic.Stream, r protocol.Reject) {
 	protocol.WriteFrame(stream, nil, protocol.MsgReject, protocol.AppendReject(nil, &r))
+	stream.Close()
+	t := time.NewTimer(rejectLinger)
+	defer t.Stop()
+	select {
+	case <-se.conn.Context().Done():
+		return
+	case <-t.C:
+	case <-se.srv.ctx.Done():
+	}
 	se.conn.CloseWithError(protocol.CloseRejected, r.Reason)
 }
+
+// rejectLinger is how long a rejected client has to read why and leave.
+const rejectLinger = 2 * time.Second
 
 // receive reads datagrams until the connection ends: each is rate-limited,
 // decoded and handed to the room, or dropped and counted.

@@ -9,14 +9,15 @@ import (
 
 // RoomStats is a room's state, as reported by Stats.
 type RoomStats struct {
-	ID       string
-	Tick     int64
-	Players  []PlayerStats
-	Rewinds  int64 // travels to a past time so far
-	Items    int64 // lag-compensated items resolved so far
-	Buckets  int   // distinct view times last tick
-	TickTime time.Duration
-	Overruns uint64
+	ID        string
+	Tick      int64
+	Players   []PlayerStats
+	Rewinds   int64         // travels to a past time so far
+	Items     int64         // lag-compensated items resolved so far
+	Buckets   int           // distinct view times last tick
+	TickTime  time.Duration // the last tick's
+	TickTotal time.Duration // all ticks', snapshots included
+	Overruns  uint64
 }
 
 // PlayerStats is what a room knows of one player.
@@ -72,7 +73,7 @@ func (s *Server) Stats(ctx context.Context) ([]RoomStats, error) {
 func (r *room) statsNow() RoomStats {
 	st := r.sim.Stats()
 	rs := RoomStats{ID: r.id, Tick: r.sim.Now(), Rewinds: st.Rewinds, Items: st.Items, Buckets: st.Last.Buckets,
-		TickTime: r.stats.tickTime, Overruns: r.stats.overruns}
+		TickTime: r.stats.tickTime, TickTotal: r.stats.tickTotal, Overruns: r.stats.overruns}
 	for _, mem := range r.members {
 		ps := mem.stats
 		tf, _, _, q := r.body.Get(mem.entity)

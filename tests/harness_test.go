@@ -21,12 +21,15 @@ import (
 // TestMain fails the package if any test leaves a goroutine behind: servers,
 // clients and shims must all shut down cleanly.
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(botProcessEnv); addr != "" {
+		os.Exit(botProcess(addr))
+	}
 	goleak.VerifyTestMain(m)
 }
 
 // startServer starts a server on a free loopback port; the test shuts it
 // down when it ends (and fails if that is not clean).
-func startServer(t *testing.T, change func(*server.Config)) *server.Server {
+func startServer(t testing.TB, change func(*server.Config)) *server.Server {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
@@ -57,7 +60,7 @@ func startServer(t *testing.T, change func(*server.Config)) *server.Server {
 
 // shim puts a network shim with a round trip of rtt (half each way), the
 // given jitter and loss each way, in front of the server.
-func shim(t *testing.T, srv *server.Server, rtt, jitter time.Duration, loss float64, seed uint64) string {
+func shim(t testing.TB, srv *server.Server, rtt, jitter time.Duration, loss float64, seed uint64) string {
 	t.Helper()
 	way := netshim.Conditions{Latency: rtt / 2, Jitter: jitter, Loss: loss}
 	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: way, Down: way, Seed: seed})
@@ -69,7 +72,7 @@ func shim(t *testing.T, srv *server.Server, rtt, jitter time.Duration, loss floa
 }
 
 // dial joins a client; the test closes it when it ends.
-func dial(t *testing.T, cfg client.Config) *client.Client {
+func dial(t testing.TB, cfg client.Config) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -115,7 +118,7 @@ func start(clients ...*client.Client) (stop func() []error) {
 	return func() []error { cancel(); wg.Wait(); return errs }
 }
 
-func roomStats(t *testing.T, srv *server.Server, room string) server.RoomStats {
+func roomStats(t testing.TB, srv *server.Server, room string) server.RoomStats {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -132,7 +135,7 @@ func roomStats(t *testing.T, srv *server.Server, room string) server.RoomStats {
 	return server.RoomStats{}
 }
 
-func playerStats(t *testing.T, srv *server.Server, room string, id uint32) server.PlayerStats {
+func playerStats(t testing.TB, srv *server.Server, room string, id uint32) server.PlayerStats {
 	t.Helper()
 	for _, p := range roomStats(t, srv, room).Players {
 		if p.ID == id {
@@ -145,7 +148,7 @@ func playerStats(t *testing.T, srv *server.Server, room string, id uint32) serve
 
 // waitTicks waits until the room has simulated n more ticks (polling the
 // room's tick counter: the condition, not a guess of the time it takes).
-func waitTicks(t *testing.T, srv *server.Server, room string, n int64) {
+func waitTicks(t testing.TB, srv *server.Server, room string, n int64) {
 	t.Helper()
 	from := roomStats(t, srv, room).Tick
 	deadline := time.Now().Add(time.Duration(n)*time.Second/10 + 10*time.Second)
@@ -193,4 +196,30 @@ func (h holdFire) Intent(v *client.View) client.Intent {
 		in.Fire = false
 	}
 	return in
+}
+
+func nopLog() zerolog.Logger { return zerolog.Nop() }
+
+// waitPlayers waits until the room holds n players.
+func waitPlayers(t testing.TB, srv *server.Server, room string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		all, err := srv.Stats(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range all {
+			if r.ID == room && len(r.Players) >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("room %q never had %d players", room, n)
+		}
+	}
 }

@@ -60,10 +60,10 @@ func TestPredictionAgreesWithServer(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, nil)
 	addr := shim(t, srv, 100*time.Millisecond, 10*time.Millisecond, 0.25, 7)
-	var still bool
+	var still atomic.Bool
 	runner := strafer(17)
 	input := scripted(func(v *client.View) client.Intent {
-		if still {
+		if still.Load() {
 			return client.Intent{}
 		}
 		return runner(v)
@@ -71,7 +71,7 @@ func TestPredictionAgreesWithServer(t *testing.T) {
 	c := dial(t, client.Config{Addr: addr, Room: "predict", Name: "runner", Input: input, Redundancy: 1})
 	stop := start(c)
 	waitTicks(t, srv, "predict", 200)
-	still = true // (read by the client's goroutine only after the next waits: the room's ticks order it)
+	still.Store(true)
 	waitTicks(t, srv, "predict", 60)
 	pred := c.Predicted()
 	server := playerStats(t, srv, "predict", c.ID()).Pos

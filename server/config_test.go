@@ -1,0 +1,157 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func writeConfig(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func flags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	d := DefaultConfig()
+	fs.String("listen", d.Listen, "")
+	fs.Int("tick-rate", d.TickRate, "")
+	fs.Int("window", d.LagComp.WindowTicks, "")
+	fs.Bool("no-buckets", false, "")
+	fs.String("log-level", d.Log.Level, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func TestDefaultsAreValid(t *testing.T) {
+	cfg, err := LoadConfig("", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultConfig()
+	if cfg.Listen != d.Listen || cfg.TickRate != 20 || len(cfg.Weapons) != 3 || len(cfg.Arena.Boxes) != 4 || !cfg.LagComp.Bucketing {
+		t.Errorf("loaded defaults differ: %+v", cfg)
+	}
+}
+
+// Each layer overrides the one before: defaults, file, environment, flags.
+func TestConfigLayers(t *testing.T) {
+	toml := writeConfig(t, "rewind.toml", `
+tick_rate = 30
+snapshot_rate = 15
+idle_timeout = "20s"
+
+[lagcomp]
+window_ticks = 12
+view_resolution = 4
+
+[match]
+friendly_fire = true
+
+[[weapons]]
+name = "railgun"
+kind = "hitscan"
+range = 300
+damage = 90
+fire_interval_ticks = 30
+`)
+	cfg, err := LoadConfig(toml, []string{"REWIND_LAGCOMP__WINDOW_TICKS=8", "REWIND_MAX_PLAYERS=4", "HOME=/root"},
+		flags(t, "--window", "5", "--no-buckets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TickRate != 30 || cfg.SnapshotRate != 15 || cfg.IdleTimeout.String() != "20s" {
+		t.Errorf("from the file: %d %d %v", cfg.TickRate, cfg.SnapshotRate, cfg.IdleTimeout)
+	}
+	if cfg.LagComp.ViewResolution != 4 || !cfg.Match.FriendlyFire {
+		t.Errorf("file sections: %+v %+v", cfg.LagComp, cfg.Match)
+	}
+	if cfg.MaxPlayers != 4 {
+		t.Errorf("environment: max_players %d", cfg.MaxPlayers)
+	}
+	if cfg.LagComp.WindowTicks != 5 || cfg.LagComp.Bucketing {
+		t.Errorf("flags over environment over file: %+v", cfg.LagComp)
+	}
+	if len(cfg.Weapons) != 1 || cfg.Weapons[0].Name != "railgun" || cfg.Weapons[0].FireInterval != 30 {
+		t.Errorf("a weapons list replaces the default one: %+v", cfg.Weapons)
+	}
+	if cfg.Listen != DefaultConfig().Listen {
+		t.Errorf("unset keys keep their defaults: %q", cfg.Listen)
+	}
+}
+
+func TestConfigYAML(t *testing.T) {
+	y := writeConfig(t, "rewind.yaml", "tick_rate: 60\nsnapshot_rate: 20\nlagcomp:\n  window_ticks: 40\narena:\n  size: 80\n  boxes:\n    - {min: [0, 0, 0], max: [1, 2, 1]}\n")
+	cfg, err := LoadConfig(y, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TickRate != 60 || cfg.LagComp.WindowTicks != 40 || cfg.Arena.Size != 80 || len(cfg.Arena.Boxes) != 1 || cfg.Arena.Boxes[0].Max[1] != 2 {
+		t.Errorf("yaml: %+v", cfg)
+	}
+}
+
+// A bad config names the key at fault.
+func TestBadConfigNamesTheKey(t *testing.T) {
+	tests := []struct {
+		name, file, body string
+		env              []string
+		want             string
+	}{
+		{"unknown key", "c.toml", "[lagcomp]\nwindow = 3\n", nil, `unknown key "lagcomp.window"`},
+		{"unknown top-level key", "c.toml", "tickrate = 3\n", nil, `unknown key "tickrate"`},
+		{"unknown env key", "", "", []string{"REWIND_TICKRATE=3"}, `config: environment: unknown key "tickrate"`},
+		{"wrong type", "c.toml", "tick_rate = \"fast\"\n", nil, "tick_rate"},
+		{"bad TOML", "c.toml", "tick_rate = \n", nil, "c.toml"},
+		{"unknown format", "c.ini", "x=1\n", nil, "unknown format"},
+		{"missing file", "", "", nil, ""},
+		{"out of range", "c.toml", "tick_rate = 0\n", nil, "config: tick_rate: 0 is outside 1..1000"},
+		{"snapshot rate", "c.toml", "snapshot_rate = 7\n", nil, "config: snapshot_rate: 7 must divide tick_rate 20"},
+		{"window", "c.toml", "[lagcomp]\nwindow_ticks = -1\n", nil, "config: lagcomp.window_ticks: -1 is outside 0..1024"},
+		{"weapon field", "c.toml", "[[weapons]]\nname = \"gun\"\nkind = \"hitscan\"\n", nil, "config: weapons: gun.range: must be a positive number, got 0"},
+		{"weapon kind", "c.toml", "[[weapons]]\nname = \"gun\"\nkind = \"laser\"\n", nil, `config: weapons: gun.kind: unknown kind "laser"`},
+		{"box", "c.toml", "[arena]\nboxes = [{min = [0, 0, 0], max = [1, -1, 1]}]\n", nil, "config: arena.boxes[0]: min"},
+		{"log level", "c.toml", "[log]\nlevel = \"loud\"\n", nil, "config: log.level"},
+		{"env value", "", "", []string{"REWIND_TICK_RATE=twenty"}, "tick_rate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeConfig(t, tt.file, tt.body)
+			}
+			if tt.name == "missing file" {
+				path = "/nonexistent/rewind.toml"
+				tt.want = "/nonexistent/rewind.toml"
+			}
+			_, err := LoadConfig(path, tt.env, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestFlagsOnlyWhenSet(t *testing.T) {
+	toml := writeConfig(t, "c.toml", "tick_rate = 40\nsnapshot_rate = 20\n")
+	cfg, err := LoadConfig(toml, nil, flags(t)) // --tick-rate not given: the file wins over its default
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TickRate != 40 {
+		t.Errorf("an unset flag overrode the file: %d", cfg.TickRate)
+	}
+}

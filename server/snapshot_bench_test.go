@@ -1,0 +1,172 @@
+package server
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/protocol"
+)
+
+// benchRoom is a room without a network: 12 members whose sessions are
+// channels the benchmark drains, standing in for the QUIC senders.
+type benchRoom struct {
+	r       *room
+	members []*member
+	rng     *rand.Rand
+	acks    [][ackDelay + 2][]uint32 // per member: acknowledgements in flight, by the tick they arrive, reused
+	tick    int64
+	bytes   uint64
+	sent    uint64
+	full    uint64
+}
+
+// ackDelay is how many ticks an acknowledgement takes to come back (200 ms
+// at 20 Hz), and ackLoss the chance a snapshot or its ack is lost.
+const (
+	ackDelay = 4
+	ackLoss  = 0.05
+)
+
+func newBenchRoom(tb testing.TB) *benchRoom {
+	cfg := DefaultConfig()
+	cfg.Weapons = []Weapon{{Name: "rocket", Kind: "projectile", Damage: 1, Speed: 25, Radius: 0.15, LifetimeTicks: 40}}
+	cfg.Match.Health = 1e9 // nobody dies: the load stays the same
+	s := &Server{cfg: cfg, log: zerolog.Nop(), m: newMetrics(), rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
+	s.welcome = welcomeTemplate(&s.cfg)
+	r, err := newRoom(s, "bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b := &benchRoom{r: r, rng: rand.New(rand.NewPCG(1, 2))}
+	for i := range 12 {
+		se := &session{ctrl: make(chan protocol.Event, ctrlQueue), out: make(chan []byte, sendBuffers),
+			free: make(chan []byte, sendBuffers), done: make(chan struct{})}
+		for range sendBuffers {
+			se.free <- make([]byte, 0, protocol.SnapshotBufferSize)
+		}
+		rep := r.admit(se, &protocol.Join{Name: "p", Team: uint8(1 + i%2)})
+		if rep.reject != nil {
+			tb.Fatal(rep.reject.Reason)
+		}
+		b.members = append(b.members, r.bySess[se])
+	}
+	b.acks = make([][ackDelay + 2][]uint32, 12)
+	return b
+}
+
+// step feeds every player its input (running about, turning, one rocket
+// every five ticks: about a hundred in flight), runs one room tick with its
+// snapshots, "sends" them, and delivers the acknowledgements due.
+func (b *benchRoom) step() {
+	r := b.r
+	now := r.sim.Now()
+	for i, m := range b.members {
+		in := protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1}
+		q := &in.Inputs[0]
+		phase := float64(now)*0.07 + float64(i)
+		q.MoveX, q.MoveZ = protocol.QuantizeAxis(math.Sin(phase)), protocol.QuantizeAxis(math.Cos(phase*0.7))
+		q.Yaw, q.Pitch = protocol.QuantizeYaw(phase), protocol.QuantizePitch(0.4)
+		if (now+int64(i))%4 == 0 {
+			q.Buttons = ecs.ButtonFire
+		}
+		q.ViewLag = protocol.QuantizeLag(6)
+		// Acknowledgements due now ride on the input, as a client's would.
+		due := &b.acks[i][now%(ackDelay+2)]
+		for _, a := range *due {
+			if in.SnapshotAck == protocol.NoTick || a > in.SnapshotAck {
+				in.SnapshotAck = a
+			}
+		}
+		*due = (*due)[:0]
+		r.applyInputs(m, &in)
+	}
+	r.tick()
+	for i, m := range b.members {
+		for {
+			select {
+			case d := <-m.sess.out:
+				b.bytes += uint64(len(d))
+				b.sent++
+				var h protocol.SnapshotHeader
+				protocol.DecodeSnapshotHeader(d, &h)
+				if h.Baseline == protocol.NoTick {
+					b.full++
+				}
+				if b.rng.Float64() >= ackLoss {
+					at := &b.acks[i][(int64(h.Tick)+ackDelay)%(ackDelay+2)]
+					*at = append(*at, h.Tick)
+				}
+				m.sess.free <- d
+				continue
+			case <-m.sess.ctrl:
+				continue
+			default:
+			}
+			break
+		}
+	}
+	b.tick++
+}
+
+func (b *benchRoom) liveProjectiles() int {
+	n := 0
+	for _, o := range b.r.world.Objects {
+		if o.State.Kind == protocol.KindProjectile {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkSnapshots is one room tick with its 12 snapshots. It reports the
+// snapshot bandwidth per client (target ≤ 64 kbit/s) and allocations
+// (0 in steady state). The baseline in the same run is the bandwidth with
+// every snapshot sent in full, as if no acknowledgement ever arrived.
+func BenchmarkSnapshots(b *testing.B) {
+	br := newBenchRoom(b)
+	for range 200 {
+		br.step()
+	}
+	br.bytes, br.sent, br.full = 0, 0, 0
+	projectiles := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		br.step()
+		projectiles += br.liveProjectiles()
+	}
+	n := float64(b.N)
+	perClientPerSecond := float64(br.bytes) / n / 12 * float64(br.r.cfg.SnapshotRate)
+	b.ReportMetric(perClientPerSecond, "B/client/s")
+	b.ReportMetric(perClientPerSecond*8/1000, "kbit/s/client")
+	b.ReportMetric(float64(br.bytes)/float64(br.sent), "B/snapshot")
+	b.ReportMetric(float64(projectiles)/n, "projectiles")
+	b.ReportMetric(100*float64(br.full)/float64(br.sent), "%full")
+
+	// The baseline: the same world, every snapshot in full.
+	var full int
+	buf := make([]byte, 0, protocol.SnapshotBufferSize)
+	var known protocol.State
+	for _, m := range br.members {
+		h := protocol.SnapshotHeader{Tick: uint32(br.r.sim.Now() - 1), Baseline: protocol.NoTick}
+		full += len(protocol.AppendSnapshot(buf[:0], &h, nil, &m.target, &known))
+	}
+	b.ReportMetric(float64(full)/12*float64(br.r.cfg.SnapshotRate)*8/1000, "full-kbit/s/client")
+}
+
+// The room's per-tick path, snapshots included, allocates nothing once warm.
+func TestRoomTickAllocatesNothing(t *testing.T) {
+	br := newBenchRoom(t)
+	for range 300 {
+		br.step()
+	}
+	if allocs := testing.AllocsPerRun(100, br.step); allocs != 0 {
+		t.Errorf("a room tick with 12 snapshots allocates %v times", allocs)
+	}
+	if n := br.liveProjectiles(); n < 80 || n > 120 {
+		t.Errorf("%d projectiles in flight, the benchmark wants about 100", n)
+	}
+}

@@ -1,0 +1,95 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rewind-gg/rewind/client"
+)
+
+// botProcessEnv makes the test binary a bot process: it plays 12 bots in
+// room "cpu" against the address it names until its stdin closes. The CPU
+// benchmark runs the server in its own process and the bots in this one, so
+// that the process CPU it measures is the server's alone.
+const botProcessEnv = "REWIND_TEST_BOT_PROCESS"
+
+func botProcess(addr string) int {
+	n, _ := strconv.Atoi(os.Getenv(botProcessEnv + "_N"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
+	var clients []*client.Client
+	for i := range n {
+		dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
+		c, err := client.Dial(dctx, client.Config{Addr: addr, Room: "cpu", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2),
+			Input: client.NewBot(client.BotConfig{Seed: uint64(i), AimError: 0.03})})
+		dcancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		clients = append(clients, c)
+	}
+	done := make(chan struct{})
+	for _, c := range clients {
+		go func() { c.Run(ctx); done <- struct{}{} }()
+	}
+	for range clients {
+		<-done
+	}
+	return 0
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRoomCPU measures the server's CPU for one room of 12 bots playing
+// over real QUIC on loopback (20 Hz inputs and snapshots each way): one op
+// is one second of the room. Run it with -benchtime 10x. It reports the
+// process's CPU per room-second (QUIC, crypto, syscalls, GC and the room),
+// the room goroutine's own share (simulation and snapshot encoding: the
+// baseline the network cost adds to), and the rooms one core can hold.
+func BenchmarkRoomCPU(b *testing.B) {
+	if testing.Short() {
+		b.Skip("plays a real match")
+	}
+	srv := startServer(b, nil)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), botProcessEnv+"="+srv.Addr().String(), botProcessEnv+"_N=12")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	waitPlayers(b, srv, "cpu", 12)
+	waitTicks(b, srv, "cpu", 40) // settle
+	r0 := roomStats(b, srv, "cpu")
+	c0 := cpuTime()
+	for b.Loop() {
+		waitTicks(b, srv, "cpu", 20)
+	}
+	c1 := cpuTime()
+	r1 := roomStats(b, srv, "cpu")
+	if len(r1.Players) != 12 {
+		b.Fatalf("%d players at the end", len(r1.Players))
+	}
+	seconds := float64(r1.Tick-r0.Tick) / 20
+	cpu := float64((c1 - c0).Microseconds()) / seconds
+	b.ReportMetric(cpu, "cpu-µs/room-s")
+	b.ReportMetric(float64((r1.TickTotal-r0.TickTotal).Microseconds())/seconds, "room-µs/room-s")
+	b.ReportMetric(1e6/cpu, "rooms/core")
+	b.ReportMetric(float64(r1.Overruns-r0.Overruns), "overruns")
+}
