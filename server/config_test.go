@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -153,5 +154,17 @@ func TestFlagsOnlyWhenSet(t *testing.T) {
 	}
 	if cfg.TickRate != 40 {
 		t.Errorf("an unset flag overrode the file: %d", cfg.TickRate)
+	}
+}
+
+// examples/rewind.toml documents every key at its default: loading it must
+// give exactly the defaults.
+func TestExampleConfigIsTheDefaults(t *testing.T) {
+	cfg, err := LoadConfig("../examples/rewind.toml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, DefaultConfig()) {
+		t.Errorf("examples/rewind.toml differs from the defaults:\n%+v\n%+v", cfg, DefaultConfig())
 	}
 }
