@@ -52,6 +52,7 @@ or on Ctrl-C).`,
 				return &exitError{code: 1, msg: "bots: " + err.Error()}
 			}
 			start := time.Now()
+			f.holdFireBefore(ctx, time.Second)
 			f.run(ctx)
 			f.statusLoop(ctx, stdout, nil)
 			f.wait()

@@ -146,6 +146,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	mctx, stopMatch := context.WithTimeout(ctx, dc.duration)
 	defer stopMatch()
 	start := time.Now()
+	f.holdFireBefore(mctx, dc.rttMax+time.Second)
 	f.run(mctx)
 	roomStats := func() (server.RoomStats, bool) {
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)

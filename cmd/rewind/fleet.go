@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -29,6 +30,32 @@ type bot struct {
 type fleet struct {
 	bots []*bot
 	wg   sync.WaitGroup
+	hold atomic.Bool // set near the end: the bots stop firing so every hit event arrives
+}
+
+// holdable stops a bot's firing once the fleet holds fire.
+type holdable struct {
+	src  client.InputSource
+	hold *atomic.Bool
+}
+
+func (h holdable) Intent(v *client.View) client.Intent {
+	in := h.src.Intent(v)
+	if h.hold.Load() {
+		in.Fire = false
+	}
+	return in
+}
+
+// holdFireBefore makes the bots stop firing quiet before ctx's deadline, so
+// that the report counts the server's answer to every shot.
+func (f *fleet) holdFireBefore(ctx context.Context, quiet time.Duration) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return
+	}
+	t := time.AfterFunc(time.Until(dl)-quiet, func() { f.hold.Store(true) })
+	context.AfterFunc(ctx, func() { t.Stop() })
 }
 
 type fleetConfig struct {
@@ -44,7 +71,7 @@ func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
 	for i, b := range f.bots {
 		c, err := client.Dial(ctx, client.Config{
 			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team,
-			Input:       client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}),
+			Input:       holdable{client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), &f.hold},
 			Redundancy:  fc.redundancy,
 			InterpDelay: fc.interp,
 		})
@@ -154,8 +181,8 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 			sc = fmt.Sprintf("%.0f", 100*float64(s.SeenConfirmed)/float64(live))
 		}
 		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, set,
-			s.RTT.Round(time.Millisecond), s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, set,
+			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
 			s.HitsConfirmed, sc, s.Kills, s.Deaths, kbps)
 		dead += s.HitsSeenAfterDeath
 		sent += s.Ticks
