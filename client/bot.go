@@ -14,8 +14,9 @@ type BotConfig struct {
 	AimError float64
 	// Seed makes the bot's choices repeatable.
 	Seed uint64
-	// Weapon is the weapon's index in the Welcome (default 0).
-	Weapon uint8
+	// Slot is the weapon the bot uses: its index in the player's loadout
+	// (default 0, the class's first weapon).
+	Slot int
 	// Still keeps the bot in place (it still aims and fires).
 	Still bool
 }
@@ -37,7 +38,10 @@ func NewBot(cfg BotConfig) *Bot {
 
 // Intent implements InputSource.
 func (b *Bot) Intent(v *View) Intent {
-	in := Intent{Weapon: b.cfg.Weapon, Yaw: v.Self.Yaw, Pitch: v.Self.Pitch}
+	in := Intent{Yaw: v.Self.Yaw, Pitch: v.Self.Pitch}
+	if l := v.Welcome.Loadout; len(l) > 0 {
+		in.Weapon = l[min(b.cfg.Slot, len(l)-1)]
+	}
 	if !v.Self.Alive {
 		return in
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Config configures a Client.
@@ -57,7 +58,8 @@ type Intent struct {
 	MoveX, MoveZ float64 // strafe right and forward, each in [−1, 1]
 	Yaw, Pitch   float64 // aim, radians
 	Fire         bool
-	Weapon       uint8 // index into the Welcome's weapons
+	Reload       bool
+	Weapon       uint8 // a weapon id of the Welcome's loadout
 }
 
 // RejectError is a join the server refused.
@@ -96,7 +98,8 @@ type Client struct {
 	ackedInput int64     // the newest input tick the server processed, −1: none
 	reconciled int64     // the InputAck of the last snapshot reconciled against
 	shot       uint16
-	lastFire   []int64              // by weapon: the tick it last fired
+	arsenal    ecs.Arsenal          // the loadout, under the server's rules (weapons.Use)
+	defs       []weapons.Definition // the rules of each weapon id, from the Welcome
 	shots      [shotRing]shotRecord // recent shots, by shot id modulo shotRing
 
 	// Snapshots and interpolation.
@@ -244,10 +247,11 @@ func (c *Client) join(ctx context.Context) error {
 	}
 	c.tf.Pos = vec(w.Spawn)
 	c.alive = true
-	c.lastFire = make([]int64, len(w.Weapons))
-	for i := range c.lastFire {
-		c.lastFire[i] = math.MinInt32
+	for _, wi := range w.Weapons {
+		c.defs = append(c.defs, weapons.Definition{Name: wi.Name, Kind: wi.Kind, FireInterval: int(wi.FireInterval),
+			Magazine: int(wi.Magazine), ReloadTicks: int(wi.ReloadTicks)})
 	}
+	c.refill()
 	c.interp = c.cfg.InterpDelay.Seconds() * float64(w.TickRate)
 	return nil
 }
@@ -378,12 +382,18 @@ func (c *Client) step() {
 		Weapon:  intent.Weapon,
 		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.renderTime),
 	}
-	if intent.Fire && c.alive && int(intent.Weapon) < len(c.welcome.Weapons) &&
-		c.tick-c.lastFire[intent.Weapon] >= int64(c.welcome.Weapons[intent.Weapon].FireInterval) {
-		c.lastFire[intent.Weapon] = c.tick
-		c.shot++
-		f.q.Buttons |= ecs.ButtonFire
-		f.q.Shot = c.shot
+	if c.alive && int(intent.Weapon) < len(c.defs) {
+		def := &c.defs[intent.Weapon]
+		if intent.Reload {
+			weapons.Reload(&c.arsenal, uint16(intent.Weapon), def, c.tick)
+			f.q.Buttons |= ecs.ButtonReload
+		}
+		// The server's own rules: a shot it would refuse is not sent.
+		if intent.Fire && weapons.Use(&c.arsenal, uint16(intent.Weapon), def, c.tick) == 0 {
+			c.shot++
+			f.q.Buttons |= ecs.ButtonFire
+			f.q.Shot = c.shot
+		}
 	}
 	f.in = dequantize(c.tick, &f.q)
 	if c.alive {
@@ -401,6 +411,17 @@ func (c *Client) step() {
 	c.prediction = Prediction{Tick: c.tick, Pos: c.tf.Pos, Acked: c.ackedInput, Server: c.serverPos}
 	c.mu.Unlock()
 	c.tick++
+}
+
+// refill gives the player its loadout with full magazines, as a (re)spawn does.
+func (c *Client) refill() {
+	c.arsenal = ecs.Arsenal{}
+	for i, id := range c.welcome.Loadout {
+		if i < ecs.MaxLoadout {
+			c.arsenal.Slots[i] = ecs.WeaponState{Weapon: uint16(id), Ammo: c.defs[id].Magazine}
+			c.arsenal.Count++
+		}
+	}
 }
 
 // dequantize is the input exactly as the server will apply it.

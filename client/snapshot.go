@@ -110,6 +110,9 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 		c.tf.Pos, c.offset = server, geom.Vec3{}
 		return
 	}
+	if !wasAlive {
+		c.refill() // respawned, with a full arsenal
+	}
 	k := int64(h.InputAck)
 	if h.InputAck == protocol.NoTick || k < c.reconciled {
 		return

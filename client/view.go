@@ -8,6 +8,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/spread"
 )
 
 // View is what the client shows at a tick: its own player where it predicts
@@ -98,12 +99,27 @@ func (c *Client) fired(f *frame) {
 		c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, valid: true}
 		return
 	}
-	v := &c.view
 	o := f.pos.Add(geom.V(0, c.welcome.EyeHeight, 0))
-	d := movement.Aim(f.in.Yaw, f.in.Pitch)
+	aim := movement.Aim(f.in.Yaw, f.in.Pitch)
+	target := uint32(0)
+	for p := range max(int(w.Pellets), 1) { // the server's own pellets (package spread)
+		if target = c.firstEnemy(o, spread.Dir(aim, w.Spread, c.welcome.Player, f.q.Shot, p), w.Range); target != 0 {
+			break
+		}
+	}
+	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, seen: target, valid: true}
+	if target != 0 {
+		c.stats.HitsSeen++
+	}
+}
+
+// firstEnemy returns the enemy a ray touches first on the client's screen,
+// or 0 when a map box or nothing comes first.
+func (c *Client) firstEnemy(o, d geom.Vec3, rng float64) uint32 {
+	v := &c.view
 	best, target := math.Inf(1), uint32(0)
 	for _, box := range v.Map {
-		if t, ok := geom.RayAABB(o, d, w.Range, box); ok && t < best {
+		if t, ok := geom.RayAABB(o, d, rng, box); ok && t < best {
 			best, target = t, 0
 		}
 	}
@@ -112,14 +128,11 @@ func (c *Client) fired(f *frame) {
 		if !p.Alive || p.Team == c.welcome.Team || p.ID == c.welcome.Player {
 			continue
 		}
-		if t, ok := geom.RayCapsule(o, d, w.Range, v.Capsule(p)); ok && t < best {
+		if t, ok := geom.RayCapsule(o, d, rng, v.Capsule(p)); ok && t < best {
 			best, target = t, p.ID
 		}
 	}
-	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, seen: target, valid: true}
-	if target != 0 {
-		c.stats.HitsSeen++
-	}
+	return target
 }
 
 // Stats are a client's counters.

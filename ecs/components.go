@@ -11,8 +11,19 @@ import (
 // Entity identifies an entity of a room's World (index and generation).
 type Entity = arche.Entity
 
+// WireID is an entity's id outside the World (on the wire, in spread
+// seeds): its index and generation packed, unique within a room while the
+// entity exists and for 4096 reuses of its index after; never 0.
+func WireID(e Entity) uint32 { return e.ID()&(1<<20-1) | e.Generation()<<20 }
+
 // World is a room's arche World.
 type World = arche.World
+
+// ID is a component type's id in a World.
+type ID = arche.ID
+
+// ComponentID returns the id of component type T in w, registering it.
+func ComponentID[T any](w *World) ID { return arche.ComponentID[T](w) }
 
 // Transform is where an entity is and where it looks. For players Pos is the
 // feet; Yaw turns about +Y from +Z toward +X, Pitch looks up when positive.
@@ -62,7 +73,42 @@ type Life struct {
 	Dead      bool
 	RespawnAt int64     // the tick it respawns at
 	Spawn     geom.Vec3 // where it (re)spawns
+	// InvulnerableUntil is the first tick it can be damaged again after a
+	// respawn.
+	InvulnerableUntil int64
 }
+
+// MaxLoadout is the most weapons a player carries.
+const MaxLoadout = 8
+
+// Arsenal is what a player carries and the state of each weapon: the
+// server-side rules (fire rate, ammo, reload, cooldown) read and write it,
+// so a client cannot use a weapon faster than its definition allows.
+type Arsenal struct {
+	Slots [MaxLoadout]WeaponState
+	Count int // slots in use
+}
+
+// WeaponState is one carried weapon.
+type WeaponState struct {
+	Weapon   uint16 // catalogue id
+	Ready    int64  // the first tick it may fire again (fire interval, cooldown)
+	Ammo     int    // rounds left in the magazine (unused when the magazine is 0: unlimited)
+	Reloaded int64  // while reloading, the tick the magazine is full again; 0 otherwise
+}
+
+// Streak remembers a player's recent hits, by the view time they were
+// resolved at (the true hit times, as the shooter saw them), for mechanics
+// like "hit N times within T" (weapons.Streak).
+type Streak struct {
+	Times   [StreakMemory]float64 // view times, a ring
+	Weapons [StreakMemory]uint16  // the weapon of each
+	Next    int
+	Count   int // entries in use
+}
+
+// StreakMemory is how many recent hits a Streak remembers.
+const StreakMemory = 16
 
 // Owner is the player an entity belongs to (the shooter of a shot, the
 // placer of a shield). Lag compensation never lets an entity hit its owner.
@@ -106,6 +152,13 @@ func (v ViewTime) Less(w ViewTime) bool {
 type LagCompensated struct {
 	Kind uint8
 	Done bool
+	// From is the first tick the entity is resolved at (a melee strike's
+	// wind-up delays it); before that it waits.
+	From int64
+	// CatchUp makes a projectile catch up with the present in its first tick
+	// (Dino Squad's option 2): it steps at its shooter's view time τ, τ+1, …
+	// up to the present within that tick, then once a tick in the present.
+	CatchUp bool
 }
 
 // Shot identifies the use of a weapon that produced a lag-compensated entity,
@@ -116,10 +169,11 @@ type Shot struct {
 	Fired  int64  // server tick the shot was fired at
 }
 
-// HitscanShot is an instantaneous ray, resolved in the tick it is fired.
+// HitscanShot is an instantaneous ray (or several: a shotgun's pellets),
+// resolved in the tick it is fired, every pellet against the same rewound
+// world.
 type HitscanShot struct {
-	Origin, Dir geom.Vec3 // Dir is a unit vector
-	Range       float64
+	Origin, Dir geom.Vec3 // Dir is the aim, a unit vector
 }
 
 // Projectile is a sphere flying one step per tick in its shooter's time; its
@@ -131,11 +185,13 @@ type Projectile struct {
 	Lifetime int // steps it may take before it expires as a miss
 }
 
-// MeleeAttack is an overlap sphere (a bite, a tail strike), resolved in the
-// tick it lands.
+// MeleeAttack is a strike (a bite, a tail strike) resolved in the tick it
+// lands, From of its LagCompensated. Origin and Dir are taken when it starts;
+// it lands where its owner has moved by then (Anchor is the owner's position
+// at the start).
 type MeleeAttack struct {
-	Center geom.Vec3
-	Radius float64
+	Origin, Dir geom.Vec3
+	Anchor      geom.Vec3
 }
 
 // Shield is a placed barrier. Shields are never rewound: a shield blocks
@@ -143,7 +199,9 @@ type MeleeAttack struct {
 // with a Team lets its own team's shots through.
 type Shield struct {
 	Box     geom.AABB
-	Expires int64 // the first tick it no longer exists; 0: until removed
+	Expires int64  // the first tick it no longer exists; 0: until removed
+	Weapon  uint16 // the placeable that made it (players' shields)
+	Placed  int64  // the tick it was placed
 }
 
 // StaticGeometry is level geometry: it always exists and is never rewound.
@@ -152,6 +210,7 @@ type StaticGeometry struct{ Box geom.AABB }
 // Input buttons.
 const (
 	ButtonFire uint8 = 1 << iota
+	ButtonReload
 )
 
 // Input is a player's input for one tick: State(n) + Input(n) = State(n+1).

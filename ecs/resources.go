@@ -24,12 +24,51 @@ type FireCommand struct {
 	Shot    uint32
 	Origin  geom.Vec3
 	Dir     geom.Vec3
+	// Scripted commands (scenarios) skip the fire-rate, ammo and loadout
+	// rules; players' commands never do.
+	Scripted bool
 }
 
 // Commands are the side effects queued for this tick by inputs (or a scenario
 // script), drained by the systems that own them.
 type Commands struct {
 	Fire []FireCommand
+}
+
+// RejectedShot is a fire command the rules refused (too soon, no ammo,
+// reloading, a weapon the player does not carry).
+type RejectedShot struct {
+	Shooter Entity
+	Shot    uint32
+	Weapon  uint16
+	Reason  RejectReason
+	Tick    int64
+}
+
+// RejectReason says why a shot was refused.
+type RejectReason uint8
+
+// Reasons a shot is refused.
+const (
+	RejectCooldown   RejectReason = iota + 1 // before its fire interval or cooldown has passed
+	RejectEmpty                              // no ammo (it reloads by itself)
+	RejectReloading                          // reloading
+	RejectNotCarried                         // not in the player's loadout
+)
+
+// String returns the reason's metric label.
+func (r RejectReason) String() string {
+	switch r {
+	case RejectCooldown:
+		return "cooldown"
+	case RejectEmpty:
+		return "empty"
+	case RejectReloading:
+		return "reloading"
+	case RejectNotCarried:
+		return "not_carried"
+	}
+	return "unknown"
 }
 
 // ShotResult is what a shot did.
@@ -72,7 +111,11 @@ type ShotEvent struct {
 	ViewTime ViewTime
 	Point    geom.Vec3 // where it happened (the ray point or sphere centre at contact)
 	Head     bool      // the contact was on the target's head
-	Damage   float64   // the health the hit took (set by the Damage system)
+	Splash   bool      // the target was hit by a projectile's explosion, not the projectile
+	Pellets  uint8     // how many of a shot's pellets hit this target (hitscan)
+	Streak   bool      // the hit completed a streak and carries its bonus
+	Damage   float64   // the damage the weapon deals with this hit (falloff, head, splash, streak applied)
+	Dealt    float64   // the health it took (set by the Damage system: 0 for the dead and the invulnerable)
 }
 
 // KillEvent is a player's death.
@@ -94,6 +137,7 @@ type RespawnEvent struct {
 // server's snapshot stage) reads them after the tick.
 type Events struct {
 	Shots    []ShotEvent
+	Rejected []RejectedShot
 	Kills    []KillEvent
 	Respawns []RespawnEvent
 }

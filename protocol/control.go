@@ -87,18 +87,26 @@ func DecodeJoin(p []byte) (Join, error) {
 	return m, r.end()
 }
 
-// WeaponInfo describes a weapon to clients (for prediction, aiming and
-// client-side hit checks).
+// WeaponInfo describes a weapon to clients: what they need to predict its
+// use (fire interval, magazine, reload), aim it (speed, gravity) and check a
+// hit on their own screen (range, pellets, spread).
 type WeaponInfo struct {
 	Name          string
 	Kind          string
 	Damage        float64
 	Range         float64
 	Speed         float64
+	Gravity       float64
 	Radius        float64
 	Reach         float64
+	Spread        float64
 	LifetimeTicks uint16
 	FireInterval  uint16 // ticks between shots
+	Magazine      uint16 // 0: unlimited
+	ReloadTicks   uint16
+	WindupTicks   uint16
+	Pellets       uint8
+	CatchUp       bool // a projectile in catch-up mode
 }
 
 // Box is an axis-aligned box of the map.
@@ -123,6 +131,8 @@ type Welcome struct {
 	Spawn        [3]float64
 	Weapons      []WeaponInfo // indexed by the weapon ids inputs carry
 	Map          []Box        // static geometry
+	Class        string       // the player's class
+	Loadout      []uint8      // the weapon ids the player carries
 }
 
 // AppendWelcome appends the payload of a Welcome.
@@ -148,17 +158,21 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 		w := &m.Weapons[i]
 		b = appendStr(b, w.Name, MaxNameLen)
 		b = appendStr(b, w.Kind, MaxNameLen)
-		for _, f := range [5]float64{w.Damage, w.Range, w.Speed, w.Radius, w.Reach} {
+		for _, f := range [7]float64{w.Damage, w.Range, w.Speed, w.Gravity, w.Radius, w.Reach, w.Spread} {
 			b = appendF64(b, f)
 		}
-		b = appendU16(b, w.LifetimeTicks)
-		b = appendU16(b, w.FireInterval)
+		for _, v := range [5]uint16{w.LifetimeTicks, w.FireInterval, w.Magazine, w.ReloadTicks, w.WindupTicks} {
+			b = appendU16(b, v)
+		}
+		b = append(b, w.Pellets, boolByte(w.CatchUp))
 	}
 	b = appendU16(b, uint16(len(m.Map)))
 	for _, box := range m.Map {
 		b = appendBox(b, box)
 	}
-	return b
+	b = appendStr(b, m.Class, MaxNameLen)
+	b = append(b, uint8(len(m.Loadout)))
+	return append(b, m.Loadout...)
 }
 
 func appendBox(b []byte, box Box) []byte {
@@ -205,8 +219,18 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 			break
 		}
 		w := WeaponInfo{Name: r.str("weapon.name", MaxNameLen), Kind: r.str("weapon.kind", MaxNameLen)}
-		w.Damage, w.Range, w.Speed, w.Radius, w.Reach = r.f64("weapon.damage"), r.f64("weapon.range"), r.f64("weapon.speed"), r.f64("weapon.radius"), r.f64("weapon.reach")
-		w.LifetimeTicks, w.FireInterval = r.u16("weapon.lifetime_ticks"), r.u16("weapon.fire_interval")
+		w.Damage, w.Range, w.Speed, w.Gravity = r.f64("weapon.damage"), r.f64("weapon.range"), r.f64("weapon.speed"), r.f64("weapon.gravity")
+		w.Radius, w.Reach, w.Spread = r.f64("weapon.radius"), r.f64("weapon.reach"), r.f64("weapon.spread")
+		w.LifetimeTicks, w.FireInterval, w.Magazine = r.u16("weapon.lifetime_ticks"), r.u16("weapon.fire_interval"), r.u16("weapon.magazine")
+		w.ReloadTicks, w.WindupTicks = r.u16("weapon.reload_ticks"), r.u16("weapon.windup_ticks")
+		w.Pellets = r.u8("weapon.pellets")
+		switch r.u8("weapon.catch_up") {
+		case 0:
+		case 1:
+			w.CatchUp = true
+		default:
+			r.fail(ReasonValue, "weapon.catch_up")
+		}
 		m.Weapons = append(m.Weapons, w)
 	}
 	nb := int(r.u16("map"))
@@ -218,6 +242,18 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 			break
 		}
 		m.Map = append(m.Map, r.box("map"))
+	}
+	m.Class = r.str("class", MaxNameLen)
+	nl := int(r.u8("loadout"))
+	for range nl {
+		if r.err != nil {
+			break
+		}
+		id := r.u8("loadout")
+		if int(id) >= len(m.Weapons) {
+			r.fail(ReasonValue, "loadout")
+		}
+		m.Loadout = append(m.Loadout, id)
 	}
 	return m, r.end()
 }

@@ -65,8 +65,10 @@ func TestControlRoundTrips(t *testing.T) {
 	w := Welcome{Version: 1, Player: 77, Team: 1, TickRate: 20, SnapshotRate: 20, ServerTick: 1234, ConfigDigest: 0xfeed,
 		WindowTicks: 30, Speed: 6, Arena: Box{Min: [3]float64{-50, 0, -50}, Max: [3]float64{50, 0, 50}}, EyeHeight: 1.6,
 		Radius: 0.4, Height: 1.8, Spawn: [3]float64{1, 0, 2},
-		Weapons: []WeaponInfo{{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4}},
-		Map:     []Box{{Min: [3]float64{1, 0, 1}, Max: [3]float64{2, 3, 2}}}}
+		Weapons: []WeaponInfo{{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4, Magazine: 30, ReloadTicks: 40, Pellets: 1, Spread: 0.01},
+			{Name: "needle", Kind: "projectile", Speed: 60, Gravity: 9.81, CatchUp: true, Pellets: 1}},
+		Map:   []Box{{Min: [3]float64{1, 0, 1}, Max: [3]float64{2, 3, 2}}},
+		Class: "assault", Loadout: []uint8{1, 0}}
 	if got, err := DecodeWelcome(AppendWelcome(nil, &w)); err != nil || !reflect.DeepEqual(got, w) {
 		t.Errorf("welcome: %+v %v", got, err)
 	}
@@ -428,7 +430,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 
 func FuzzDecodeControl(f *testing.F) {
 	f.Add(uint8(MsgJoin), AppendJoin(nil, &Join{Version: 1, Room: "a", Name: "b"}))
-	f.Add(uint8(MsgWelcome), AppendWelcome(nil, &Welcome{Version: 1, TickRate: 20, Weapons: []WeaponInfo{{Name: "r"}}, Map: []Box{{}}}))
+	f.Add(uint8(MsgWelcome), AppendWelcome(nil, &Welcome{Version: 1, TickRate: 20, Weapons: []WeaponInfo{{Name: "r"}}, Map: []Box{{}}, Loadout: []uint8{0}}))
 	f.Add(uint8(MsgReject), AppendReject(nil, &Reject{Code: 1, Reason: "x"}))
 	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventHit}))
 	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventJoined, Name: "z"}))

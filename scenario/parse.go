@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/fields"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/weapons"
 )
@@ -78,6 +78,10 @@ const (
 	MaxTickRate = 1000
 )
 
+// Error is an invalid scenario: Path names the field (shots[3].weapon), Msg
+// says what is wrong with it.
+type Error = fields.Error
+
 // Parse reads and validates a scenario. An invalid scenario gives an *Error
 // naming the field; malformed JSON gives an error with the line and column.
 func Parse(data []byte) (*Scenario, error) {
@@ -88,11 +92,11 @@ func Parse(data []byte) (*Scenario, error) {
 		return nil, jsonError(data, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, &Error{Msg: fmt.Sprintf("invalid JSON at %s: data after the scenario object", position(data, dec.InputOffset()))}
+		return nil, &fields.Error{Msg: fmt.Sprintf("invalid JSON at %s: data after the scenario object", position(data, dec.InputOffset()))}
 	}
-	o, err := asObject(root, "")
+	o, err := fields.AsObject(root, "")
 	if err != nil {
-		return nil, &Error{Msg: "expected a JSON object at the top level"}
+		return nil, &fields.Error{Msg: "expected a JSON object at the top level"}
 	}
 	return parseRoot(o, weapons.NewRegistry())
 }
@@ -102,11 +106,11 @@ func jsonError(data []byte, err error) error {
 	switch {
 	case errors.As(err, &syn):
 		// Offset counts the offending byte; report the byte itself.
-		return &Error{Msg: fmt.Sprintf("invalid JSON at %s: %v", position(data, syn.Offset-1), syn)}
+		return &fields.Error{Msg: fmt.Sprintf("invalid JSON at %s: %v", position(data, syn.Offset-1), syn)}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return &Error{Msg: "invalid JSON: unexpected end of input"}
+		return &fields.Error{Msg: "invalid JSON: unexpected end of input"}
 	}
-	return &Error{Msg: "invalid JSON: " + err.Error()}
+	return &fields.Error{Msg: "invalid JSON: " + err.Error()}
 }
 
 // position turns a byte offset into "line L, column C".
@@ -118,22 +122,22 @@ func position(data []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-func parseRoot(o *object, reg *weapons.Registry) (*Scenario, error) {
+func parseRoot(o *fields.Object, reg *weapons.Registry) (*Scenario, error) {
 	sc := &Scenario{}
 	var err error
-	if sc.Description, err = o.str("description", false, ""); err != nil {
+	if sc.Description, err = o.Str("description", false, ""); err != nil {
 		return nil, err
 	}
-	if sc.TickRate, err = o.integer("tick_rate", false, 20, 1, MaxTickRate); err != nil {
+	if sc.TickRate, err = o.Integer("tick_rate", false, 20, 1, MaxTickRate); err != nil {
 		return nil, err
 	}
-	if sc.Ticks, err = o.integer("ticks", true, 0, 1, MaxTicks); err != nil {
+	if sc.Ticks, err = o.Integer("ticks", true, 0, 1, MaxTicks); err != nil {
 		return nil, err
 	}
 	if sc.LagComp, err = parseLagComp(o); err != nil {
 		return nil, err
 	}
-	if sc.FriendlyFire, err = o.boolean("friendly_fire", false); err != nil {
+	if sc.FriendlyFire, err = o.Boolean("friendly_fire", false); err != nil {
 		return nil, err
 	}
 	if sc.Weapons, err = parseWeapons(o, reg); err != nil {
@@ -146,84 +150,44 @@ func parseRoot(o *object, reg *weapons.Registry) (*Scenario, error) {
 	if sc.Shots, err = parseShots(o, sc, ids); err != nil {
 		return nil, err
 	}
-	return sc, o.done()
+	return sc, o.Done()
 }
 
-func parseLagComp(root *object) (LagComp, error) {
+func parseLagComp(root *fields.Object) (LagComp, error) {
 	def := lagcomp.DefaultConfig()
 	lc := LagComp{WindowTicks: def.WindowTicks, ViewResolution: def.ViewResolution, Bucketing: def.Bucketing}
-	o, err := root.object("lagcomp", false)
+	o, err := root.Object("lagcomp", false)
 	if err != nil || o == nil {
 		return lc, err
 	}
-	if lc.WindowTicks, err = o.integer("window_ticks", false, lc.WindowTicks, 0, lagcomp.MaxWindowTicks); err != nil {
+	if lc.WindowTicks, err = o.Integer("window_ticks", false, lc.WindowTicks, 0, lagcomp.MaxWindowTicks); err != nil {
 		return lc, err
 	}
-	if lc.ViewResolution, err = o.integer("view_resolution", false, lc.ViewResolution, 0, 1<<16); err != nil {
+	if lc.ViewResolution, err = o.Integer("view_resolution", false, lc.ViewResolution, 0, 1<<16); err != nil {
 		return lc, err
 	}
-	if lc.Bucketing, err = o.boolean("bucketing", lc.Bucketing); err != nil {
+	if lc.Bucketing, err = o.Boolean("bucketing", lc.Bucketing); err != nil {
 		return lc, err
 	}
-	return lc, o.done()
+	return lc, o.Done()
 }
 
-// weaponFields are the fields each built-in kind reads, besides kind and damage.
-var weaponFields = map[string][]string{
-	weapons.KindHitscan:    {"range"},
-	weapons.KindProjectile: {"speed", "radius", "lifetime_ticks"},
-	weapons.KindMelee:      {"reach", "radius"},
-}
-
-func parseWeapons(root *object, reg *weapons.Registry) ([]weapons.Definition, error) {
-	o, err := root.object("weapons", false)
+// parseWeapons reads the weapons block: definitions by name, in the weapons
+// file's format (docs/weapons.md); the scenario format's fields (range,
+// speed, radius, lifetime_ticks, reach) are a subset.
+func parseWeapons(root *fields.Object, reg *weapons.Registry) ([]weapons.Definition, error) {
+	o, err := root.Object("weapons", false)
 	if err != nil || o == nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(o.m))
-	for name := range o.m {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	defs := make([]weapons.Definition, 0, len(names))
-	for _, name := range names {
-		w, err := o.object(name, true)
+	var defs []weapons.Definition
+	for _, name := range o.Keys() {
+		w, err := o.Object(name, true)
 		if err != nil {
 			return nil, err
 		}
-		d := weapons.Definition{Name: name}
-		if d.Kind, err = w.str("kind", true, ""); err != nil {
-			return nil, err
-		}
-		fields, ok := weaponFields[d.Kind]
-		if _, registered := reg.Lookup(d.Kind); !ok || !registered {
-			return nil, errf(join(w.path, "kind"), "unknown kind %q (known: hitscan, projectile, melee)", d.Kind)
-		}
-		if d.Damage, err = w.number("damage", false, 0); err != nil {
-			return nil, err
-		}
-		for _, f := range fields {
-			var err error
-			switch f {
-			case "range":
-				d.Range, err = w.number(f, true, 0)
-			case "speed":
-				d.Speed, err = w.number(f, true, 0)
-			case "radius":
-				d.Radius, err = w.number(f, true, 0)
-			case "reach":
-				d.Reach, err = w.number(f, true, 0)
-			case "lifetime_ticks":
-				d.LifetimeTicks, err = w.integer(f, true, 0, 1, MaxTicks)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		if err := d.Validate(); err != nil {
-			return nil, errf(w.path, "%v", err)
-		}
-		if err := w.done(); err != nil {
+		d, err := weapons.DecodeDefinition(w, name, reg)
+		if err != nil {
 			return nil, err
 		}
 		defs = append(defs, d)
@@ -231,14 +195,14 @@ func parseWeapons(root *object, reg *weapons.Registry) ([]weapons.Definition, er
 	return defs, nil
 }
 
-func parseEntities(root *object, ids map[string]int) ([]Entity, error) {
-	arr, path, err := root.array("entities", true)
+func parseEntities(root *fields.Object, ids map[string]int) ([]Entity, error) {
+	arr, path, err := root.Array("entities", true)
 	if err != nil {
 		return nil, err
 	}
 	ents := make([]Entity, 0, len(arr))
 	for i, v := range arr {
-		o, err := asObject(v, index(path, i))
+		o, err := fields.AsObject(v, fields.Index(path, i))
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +211,7 @@ func parseEntities(root *object, ids map[string]int) ([]Entity, error) {
 			return nil, err
 		}
 		if _, dup := ids[e.ID]; dup {
-			return nil, errf(join(o.path, "id"), "duplicate id %q", e.ID)
+			return nil, fields.Errorf(fields.Join(o.Path, "id"), "duplicate id %q", e.ID)
 		}
 		ids[e.ID] = len(ents)
 		ents = append(ents, e)
@@ -255,16 +219,16 @@ func parseEntities(root *object, ids map[string]int) ([]Entity, error) {
 	return ents, nil
 }
 
-func parseEntity(o *object) (Entity, error) {
+func parseEntity(o *fields.Object) (Entity, error) {
 	var e Entity
 	var err error
-	if e.ID, err = o.str("id", true, ""); err != nil {
+	if e.ID, err = o.Str("id", true, ""); err != nil {
 		return e, err
 	}
 	if e.ID == "" {
-		return e, errf(join(o.path, "id"), "must not be empty")
+		return e, fields.Errorf(fields.Join(o.Path, "id"), "must not be empty")
 	}
-	if e.Kind, err = o.str("kind", false, KindPlayer); err != nil {
+	if e.Kind, err = o.Str("kind", false, KindPlayer); err != nil {
 		return e, err
 	}
 	switch e.Kind {
@@ -275,114 +239,114 @@ func parseEntity(o *object) (Entity, error) {
 	case KindShield:
 		err = parseShield(o, &e)
 	default:
-		return e, errf(join(o.path, "kind"), "unknown kind %q (known: player, static, shield)", e.Kind)
+		return e, fields.Errorf(fields.Join(o.Path, "kind"), "unknown kind %q (known: player, static, shield)", e.Kind)
 	}
 	if err != nil {
 		return e, err
 	}
-	return e, o.done()
+	return e, o.Done()
 }
 
-func parsePlayer(o *object, e *Entity) error {
-	team, err := o.integer("team", true, 0, 0, 255)
+func parsePlayer(o *fields.Object, e *Entity) error {
+	team, err := o.Integer("team", true, 0, 0, 255)
 	if err != nil {
 		return err
 	}
 	e.Team = uint8(team)
-	if e.ViewDelayTicks, err = o.number("view_delay_ticks", false, 0); err != nil {
+	if e.ViewDelayTicks, err = o.Number("view_delay_ticks", false, 0); err != nil {
 		return err
 	}
 	if e.ViewDelayTicks < 0 || e.ViewDelayTicks > MaxTicks {
-		return errf(join(o.path, "view_delay_ticks"), "%v is outside 0..%d", e.ViewDelayTicks, MaxTicks)
+		return fields.Errorf(fields.Join(o.Path, "view_delay_ticks"), "%v is outside 0..%d", e.ViewDelayTicks, MaxTicks)
 	}
 	e.Radius, e.Height = 0.4, 1.8
-	if c, err := o.object("capsule", false); err != nil {
+	if c, err := o.Object("capsule", false); err != nil {
 		return err
 	} else if c != nil {
-		if e.Radius, err = c.number("radius", false, e.Radius); err != nil {
+		if e.Radius, err = c.Number("radius", false, e.Radius); err != nil {
 			return err
 		}
-		if e.Height, err = c.number("height", false, e.Height); err != nil {
+		if e.Height, err = c.Number("height", false, e.Height); err != nil {
 			return err
 		}
 		if !(e.Radius > 0) || e.Radius > 100 {
-			return errf(join(c.path, "radius"), "%v is outside (0, 100] metres", e.Radius)
+			return fields.Errorf(fields.Join(c.Path, "radius"), "%v is outside (0, 100] metres", e.Radius)
 		}
 		if e.Height < 2*e.Radius || e.Height > 1000 {
-			return errf(join(c.path, "height"), "%v must be at least twice the radius (%v) and at most 1000", e.Height, e.Radius)
+			return fields.Errorf(fields.Join(c.Path, "height"), "%v must be at least twice the radius (%v) and at most 1000", e.Height, e.Radius)
 		}
-		if err := c.done(); err != nil {
+		if err := c.Done(); err != nil {
 			return err
 		}
 	}
-	arr, path, err := o.array("path", true)
+	arr, path, err := o.Array("path", true)
 	if err != nil {
 		return err
 	}
 	if len(arr) == 0 {
-		return errf(path, "needs at least one keyframe")
+		return fields.Errorf(path, "needs at least one keyframe")
 	}
 	for i, v := range arr {
-		k, err := asObject(v, index(path, i))
+		k, err := fields.AsObject(v, fields.Index(path, i))
 		if err != nil {
 			return err
 		}
 		var kf Keyframe
-		if kf.Tick, err = k.integer("tick", true, 0, 0, MaxTicks); err != nil {
+		if kf.Tick, err = k.Integer("tick", true, 0, 0, MaxTicks); err != nil {
 			return err
 		}
 		if i > 0 && kf.Tick <= e.Path[i-1].Tick {
-			return errf(join(k.path, "tick"), "%d is not after the previous keyframe's tick %d", kf.Tick, e.Path[i-1].Tick)
+			return fields.Errorf(fields.Join(k.Path, "tick"), "%d is not after the previous keyframe's tick %d", kf.Tick, e.Path[i-1].Tick)
 		}
-		if kf.Pos, err = k.vec3("pos"); err != nil {
+		if kf.Pos, err = k.Vec3("pos"); err != nil {
 			return err
 		}
-		if err := k.done(); err != nil {
+		if err := k.Done(); err != nil {
 			return err
 		}
 		e.Path = append(e.Path, kf)
 	}
-	e.DespawnTick, err = o.optInteger("despawn_tick", 0, MaxTicks)
+	e.DespawnTick, err = o.OptInteger("despawn_tick", 0, MaxTicks)
 	return err
 }
 
-func parseShield(o *object, e *Entity) error {
+func parseShield(o *fields.Object, e *Entity) error {
 	var err error
 	if e.Box, err = parseBox(o); err != nil {
 		return err
 	}
-	if e.SpawnTick, err = o.integer("spawn_tick", false, 0, 0, MaxTicks); err != nil {
+	if e.SpawnTick, err = o.Integer("spawn_tick", false, 0, 0, MaxTicks); err != nil {
 		return err
 	}
-	if e.DespawnTick, err = o.optInteger("despawn_tick", 0, MaxTicks); err != nil {
+	if e.DespawnTick, err = o.OptInteger("despawn_tick", 0, MaxTicks); err != nil {
 		return err
 	}
 	if e.DespawnTick != nil && *e.DespawnTick <= e.SpawnTick {
-		return errf(join(o.path, "despawn_tick"), "%d is not after spawn_tick %d", *e.DespawnTick, e.SpawnTick)
+		return fields.Errorf(fields.Join(o.Path, "despawn_tick"), "%d is not after spawn_tick %d", *e.DespawnTick, e.SpawnTick)
 	}
 	return nil
 }
 
-func parseBox(o *object) (geom.AABB, error) {
-	b, err := o.object("box", true)
+func parseBox(o *fields.Object) (geom.AABB, error) {
+	b, err := o.Object("box", true)
 	if err != nil {
 		return geom.AABB{}, err
 	}
 	var box geom.AABB
-	if box.Min, err = b.vec3("min"); err != nil {
+	if box.Min, err = b.Vec3("min"); err != nil {
 		return box, err
 	}
-	if box.Max, err = b.vec3("max"); err != nil {
+	if box.Max, err = b.Vec3("max"); err != nil {
 		return box, err
 	}
 	if box.Min.X > box.Max.X || box.Min.Y > box.Max.Y || box.Min.Z > box.Max.Z {
-		return box, errf(join(b.path, "max"), "%v is below min %v on some axis", box.Max, box.Min)
+		return box, fields.Errorf(fields.Join(b.Path, "max"), "%v is below min %v on some axis", box.Max, box.Min)
 	}
-	return box, b.done()
+	return box, b.Done()
 }
 
-func parseShots(root *object, sc *Scenario, ids map[string]int) ([]Shot, error) {
-	arr, path, err := root.array("shots", false)
+func parseShots(root *fields.Object, sc *Scenario, ids map[string]int) ([]Shot, error) {
+	arr, path, err := root.Array("shots", false)
 	if err != nil {
 		return nil, err
 	}
@@ -392,38 +356,38 @@ func parseShots(root *object, sc *Scenario, ids map[string]int) ([]Shot, error) 
 	}
 	shots := make([]Shot, 0, len(arr))
 	for i, v := range arr {
-		o, err := asObject(v, index(path, i))
+		o, err := fields.AsObject(v, fields.Index(path, i))
 		if err != nil {
 			return nil, err
 		}
 		var s Shot
-		if s.Tick, err = o.integer("tick", true, 0, 0, sc.Ticks-1); err != nil {
+		if s.Tick, err = o.Integer("tick", true, 0, 0, sc.Ticks-1); err != nil {
 			return nil, err
 		}
-		if s.Shooter, err = o.str("shooter", true, ""); err != nil {
+		if s.Shooter, err = o.Str("shooter", true, ""); err != nil {
 			return nil, err
 		}
 		if j, ok := ids[s.Shooter]; !ok {
-			return nil, errf(join(o.path, "shooter"), "unknown entity %q", s.Shooter)
+			return nil, fields.Errorf(fields.Join(o.Path, "shooter"), "unknown entity %q", s.Shooter)
 		} else if k := sc.Entities[j].Kind; k != KindPlayer {
-			return nil, errf(join(o.path, "shooter"), "%q is a %s, not a player", s.Shooter, k)
+			return nil, fields.Errorf(fields.Join(o.Path, "shooter"), "%q is a %s, not a player", s.Shooter, k)
 		}
-		if s.Weapon, err = o.str("weapon", true, ""); err != nil {
+		if s.Weapon, err = o.Str("weapon", true, ""); err != nil {
 			return nil, err
 		}
 		if !known[s.Weapon] {
-			return nil, errf(join(o.path, "weapon"), "unknown weapon %q", s.Weapon)
+			return nil, fields.Errorf(fields.Join(o.Path, "weapon"), "unknown weapon %q", s.Weapon)
 		}
-		if s.Origin, err = o.vec3("origin"); err != nil {
+		if s.Origin, err = o.Vec3("origin"); err != nil {
 			return nil, err
 		}
-		if s.Dir, err = o.vec3("dir"); err != nil {
+		if s.Dir, err = o.Vec3("dir"); err != nil {
 			return nil, err
 		}
 		if s.Dir.LenSq() == 0 || math.IsInf(s.Dir.LenSq(), 0) {
-			return nil, errf(join(o.path, "dir"), "must not be [0, 0, 0]")
+			return nil, fields.Errorf(fields.Join(o.Path, "dir"), "must not be [0, 0, 0]")
 		}
-		if err := o.done(); err != nil {
+		if err := o.Done(); err != nil {
 			return nil, err
 		}
 		shots = append(shots, s)

@@ -76,20 +76,20 @@ func TestInvalidScenariosNameTheField(t *testing.T) {
 		{"lagcomp type", func(s M) { s["lagcomp"] = []any{} }, "lagcomp: expected an object, got an array"},
 		{"friendly fire", func(s M) { s["friendly_fire"] = 1 }, "friendly_fire: expected true or false, got the number 1"},
 		{"top-level unknown", func(s M) { s["tickrate"] = 20 }, "tickrate: unknown field"},
-		{"weapon kind", func(s M) { s["weapons"].(M)["rifle"] = M{"kind": "laser", "range": 1} }, `weapons.rifle.kind: unknown kind "laser" (known: hitscan, projectile, melee)`},
+		{"weapon kind", func(s M) { s["weapons"].(M)["rifle"] = M{"kind": "laser", "range": 1} }, `weapons.rifle.kind: unknown kind "laser" (known: hitscan, projectile, melee, placeable)`},
 		{"weapon kind missing", func(s M) { s["weapons"].(M)["rifle"] = M{"range": 1} }, "weapons.rifle.kind: missing field"},
 		{"hitscan range missing", func(s M) { s["weapons"].(M)["rifle"] = M{"kind": "hitscan"} }, "weapons.rifle.range: missing field"},
-		{"hitscan range zero", func(s M) { s["weapons"].(M)["rifle"] = M{"kind": "hitscan", "range": 0} }, "weapons.rifle: range: must be a positive number, got 0"},
+		{"hitscan range zero", func(s M) { s["weapons"].(M)["rifle"] = M{"kind": "hitscan", "range": 0} }, "weapons.rifle.range: must be a positive number, got 0"},
 		{"projectile speed missing", func(s M) {
 			s["weapons"].(M)["rocket"] = M{"kind": "projectile", "radius": 0.1, "lifetime_ticks": 4}
 		}, "weapons.rocket.speed: missing field"},
 		{"projectile lifetime", func(s M) {
 			s["weapons"].(M)["rocket"] = M{"kind": "projectile", "speed": 1, "radius": 0.1, "lifetime_ticks": 0}
-		}, "weapons.rocket.lifetime_ticks: 0 is outside 1..1000000"},
+		}, "weapons.rocket.lifetime_ticks: 0 is outside 1..65535"},
 		{"projectile field of another kind", func(s M) {
 			s["weapons"].(M)["rocket"] = M{"kind": "projectile", "speed": 1, "radius": 0.1, "lifetime_ticks": 4, "range": 3}
 		}, "weapons.rocket.range: unknown field"},
-		{"melee radius", func(s M) { s["weapons"].(M)["bite"] = M{"kind": "melee", "reach": 1, "radius": -1} }, "weapons.bite: radius: must be a positive number, got -1"},
+		{"melee radius", func(s M) { s["weapons"].(M)["bite"] = M{"kind": "melee", "reach": 1, "radius": -1} }, "weapons.bite.radius: must be a positive number, got -1"},
 		{"weapon not an object", func(s M) { s["weapons"].(M)["bite"] = 3 }, "weapons.bite: expected an object, got the number 3"},
 		{"entity id missing", func(s M) { delete(s["entities"].([]any)[1].(M), "id") }, "entities[1].id: missing field"},
 		{"entity id duplicate", func(s M) { s["entities"].([]any)[1].(M)["id"] = "red" }, `entities[1].id: duplicate id "red"`},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/fields"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/systems"
 )
@@ -51,13 +52,13 @@ type Overrides struct {
 func (ov Overrides) Apply(sc *Scenario) error {
 	if w := ov.WindowTicks; w != nil {
 		if *w < 0 || *w > lagcomp.MaxWindowTicks {
-			return errf("--window", "%d is outside 0..%d", *w, lagcomp.MaxWindowTicks)
+			return fields.Errorf("--window", "%d is outside 0..%d", *w, lagcomp.MaxWindowTicks)
 		}
 		sc.LagComp.WindowTicks = *w
 	}
 	if r := ov.ViewResolution; r != nil {
 		if *r < 0 || *r > 1<<16 {
-			return errf("--resolution", "%d is outside 0..%d", *r, 1<<16)
+			return fields.Errorf("--resolution", "%d is outside 0..%d", *r, 1<<16)
 		}
 		sc.LagComp.ViewResolution = *r
 	}
@@ -81,7 +82,7 @@ func Run(sc *Scenario) (*Result, error) {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	r := &runner{sc: sc, sim: sim, names: map[ecs.Entity]string{}, live: make([]ecs.Entity, len(sc.Entities)),
-		body: generic.NewMap2[ecs.Transform, ecs.ViewLag](sim.World)}
+		body: generic.NewMap2[ecs.Transform, ecs.ViewLag](sim.World), placed: generic.NewMap2[ecs.Shield, ecs.Owner](sim.World)}
 	for i := range sc.Entities {
 		if e := &sc.Entities[i]; e.Kind == KindStatic {
 			ent, err := sim.SpawnStatic(e.Box)
@@ -104,11 +105,12 @@ func Run(sc *Scenario) (*Result, error) {
 		for _, i := range shots[t] {
 			s := &sc.Shots[i]
 			sim.Commands.Fire = append(sim.Commands.Fire, ecs.FireCommand{
-				Shooter: r.live[r.index(s.Shooter)], // the zero entity when absent: invalid
-				Weapon:  r.weapon(s.Weapon),
-				Shot:    uint32(i),
-				Origin:  s.Origin,
-				Dir:     s.Dir,
+				Shooter:  r.live[r.index(s.Shooter)], // the zero entity when absent: invalid
+				Weapon:   r.weapon(s.Weapon),
+				Shot:     uint32(i),
+				Origin:   s.Origin,
+				Dir:      s.Dir,
+				Scripted: true,
 			})
 		}
 		sim.Step()
@@ -125,11 +127,12 @@ func Run(sc *Scenario) (*Result, error) {
 }
 
 type runner struct {
-	sc    *Scenario
-	sim   *systems.Simulation
-	names map[ecs.Entity]string // every entity ever spawned, for the output
-	live  []ecs.Entity          // by scenario entity index; zero when absent
-	body  generic.Map2[ecs.Transform, ecs.ViewLag]
+	sc     *Scenario
+	sim    *systems.Simulation
+	names  map[ecs.Entity]string // every entity ever spawned, for the output
+	live   []ecs.Entity          // by scenario entity index; zero when absent
+	body   generic.Map2[ecs.Transform, ecs.ViewLag]
+	placed generic.Map2[ecs.Shield, ecs.Owner]
 }
 
 func (r *runner) index(id string) int {
@@ -206,8 +209,23 @@ func (r *runner) event(ev ecs.ShotEvent) Event {
 		out.Target = r.names[ev.Target]
 	case ecs.ResultBlocked:
 		out.By = r.names[ev.By]
+		if out.By == "" {
+			out.By = r.placedName(ev.By)
+		}
 	}
 	return out
+}
+
+// placedName names a shield a scripted shot placed: "<shooter>/<weapon>".
+func (r *runner) placedName(e ecs.Entity) string {
+	if !r.sim.World.Alive(e) {
+		return "placed"
+	}
+	sh, owner := r.placed.Get(e)
+	if sh == nil || owner == nil {
+		return "placed"
+	}
+	return r.names[owner.Entity] + "/" + r.sim.Catalog.At(sh.Weapon).Name
 }
 
 // Marshal renders a result as the scenario format's one JSON object, one

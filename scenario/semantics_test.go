@@ -425,3 +425,37 @@ func TestOutputFormat(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// Extensions: the weapons block takes the weapons file's definitions.
+
+// Dino Squad's option 2: the same rocket as the seed's picture, in catch-up
+// mode, is decided in the tick it is fired, at the same view time.
+func TestCatchUpMode(t *testing.T) {
+	for _, tt := range []struct {
+		mode    string
+		tick    int64
+		rewinds int64
+	}{{"shooter_time", 33, 4}, {"catch_up", 30, 4}} {
+		sc := base(80, []any{player("blue1", 1, 3.5, at(0, 0, 0, 0), at(60, 30, 0, 0)), player("red1", 2, 3.5, at(0, 14.75, 0, 5))},
+			shot(30, "red1", "rocket", v(14.75, 1.2, 4), v(0, 0, -1)))
+		sc["weapons"] = M{"rocket": M{"kind": "projectile", "speed": 20, "radius": 0.1, "lifetime_ticks": 40, "mode": tt.mode}}
+		res := run(t, sc)
+		expect(t, res, ev(0, "hit", "blue1", tt.tick, 29.5))
+		if res.Stats.Rewinds != tt.rewinds {
+			t.Errorf("%s: %d rewinds, want %d", tt.mode, res.Stats.Rewinds, tt.rewinds)
+		}
+	}
+}
+
+// A shot of several pellets reports one hit per target it hit, or blocked
+// or miss when none hit anybody.
+func TestPellets(t *testing.T) {
+	sc := base(5, []any{shooterAt0, player("a", 1, 0, at(0, -0.5, 0, 6)), player("b", 1, 0, at(0, 0.5, 0, 6)),
+		box("wall", "static", v(-5, 0, 20), v(5, 5, 21))},
+		shot(0, "red", "shotgun", v(0, 1, 0), v(0, 0, 1)),
+		shot(1, "red", "shotgun", v(0, 1, 0), v(0, 0, -1)),
+		shot(2, "red", "shotgun", v(0, 1, 0), v(1, 0, 0)))
+	sc["weapons"] = M{"shotgun": M{"kind": "hitscan", "range": 30, "pellets": 16, "spread": 0.15}}
+	sc["entities"] = append(sc["entities"].([]any), box("back", "static", v(-5, 0, -21), v(5, 5, -20)))
+	expect(t, run(t, sc), ev(0, "hit", "a", 0, 0), ev(0, "hit", "b", 0, 0), ev(1, "blocked", "back", 1, 1), ev(2, "miss", "", 2, 2))
+}

@@ -38,9 +38,11 @@ type Config struct {
 	LagComp         LagCompConfig `koanf:"lagcomp"`
 	Match           MatchConfig   `koanf:"match"`
 	Arena           ArenaConfig   `koanf:"arena"`
-	Weapons         []Weapon      `koanf:"weapons"`
-	Admin           AdminConfig   `koanf:"admin"`
-	Log             LogConfig     `koanf:"log"`
+	// WeaponsFile names the weapons file (docs/weapons.md); empty: the
+	// built-in weapons (weapons/default.toml).
+	WeaponsFile string      `koanf:"weapons_file"`
+	Admin       AdminConfig `koanf:"admin"`
+	Log         LogConfig   `koanf:"log"`
 }
 
 // TLSConfig names the certificate and key files; both empty means a
@@ -60,13 +62,14 @@ type LagCompConfig struct {
 
 // MatchConfig holds the match rules.
 type MatchConfig struct {
-	FriendlyFire bool    `koanf:"friendly_fire"`
-	Health       float64 `koanf:"health"`
-	RespawnTicks int     `koanf:"respawn_ticks"`
-	EyeHeight    float64 `koanf:"eye_height"`
-	Radius       float64 `koanf:"radius"` // player hitbox capsule
-	Height       float64 `koanf:"height"`
-	HeadHeight   float64 `koanf:"head_height"`
+	FriendlyFire      bool    `koanf:"friendly_fire"`
+	Health            float64 `koanf:"health"`
+	RespawnTicks      int     `koanf:"respawn_ticks"`
+	InvulnerableTicks int     `koanf:"invulnerable_ticks"` // after a respawn
+	EyeHeight         float64 `koanf:"eye_height"`
+	Radius            float64 `koanf:"radius"` // player hitbox capsule
+	Height            float64 `koanf:"height"`
+	HeadHeight        float64 `koanf:"head_height"`
 }
 
 // ArenaConfig is the map: a square floor players cannot leave, their speed,
@@ -83,19 +86,6 @@ type Box struct {
 	Max [3]float64 `koanf:"max"`
 }
 
-// Weapon is a weapon definition in the config file.
-type Weapon struct {
-	Name          string  `koanf:"name"`
-	Kind          string  `koanf:"kind"`
-	Damage        float64 `koanf:"damage"`
-	Range         float64 `koanf:"range"`
-	Speed         float64 `koanf:"speed"`
-	Radius        float64 `koanf:"radius"`
-	Reach         float64 `koanf:"reach"`
-	LifetimeTicks int     `koanf:"lifetime_ticks"`
-	FireInterval  int     `koanf:"fire_interval_ticks"`
-}
-
 // AdminConfig configures the admin HTTP port (metrics and pprof).
 type AdminConfig struct {
 	Listen string `koanf:"listen"` // empty: no admin port
@@ -108,8 +98,8 @@ type LogConfig struct {
 }
 
 // DefaultConfig returns a 20 Hz server on 127.0.0.1:4433 with Dino Squad's
-// lag-compensation tuning, 6v6 rooms, three weapons and a 60 m arena with
-// four pillars.
+// lag-compensation tuning, 6v6 rooms, the built-in weapons and a 60 m arena
+// with four pillars.
 func DefaultConfig() Config {
 	return Config{
 		Listen:          "127.0.0.1:4433",
@@ -120,7 +110,7 @@ func DefaultConfig() Config {
 		IdleTimeout:     10 * time.Second,
 		MaxDatagramRate: 100,
 		LagComp:         LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4},
-		Match: MatchConfig{Health: 100, RespawnTicks: 60, EyeHeight: 1.6,
+		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
 			Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
 		Arena: ArenaConfig{Size: 60, Speed: 6, Boxes: []Box{
 			{Min: [3]float64{-12, 0, -12}, Max: [3]float64{-10, 3, -10}},
@@ -128,11 +118,6 @@ func DefaultConfig() Config {
 			{Min: [3]float64{-12, 0, 10}, Max: [3]float64{-10, 3, 12}},
 			{Min: [3]float64{10, 0, 10}, Max: [3]float64{12, 3, 12}},
 		}},
-		Weapons: []Weapon{
-			{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4},
-			{Name: "rocket", Kind: "projectile", Damage: 45, Speed: 25, Radius: 0.15, LifetimeTicks: 40, FireInterval: 20},
-			{Name: "bite", Kind: "melee", Damage: 35, Reach: 1.5, Radius: 1, FireInterval: 10},
-		},
 		Admin: AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:   LogConfig{Level: "info", Format: "auto"},
 	}
@@ -153,6 +138,7 @@ var FlagKeys = map[string]string{
 	"log-format":    "log.format",
 	"tls-cert":      "tls.cert",
 	"tls-key":       "tls.key",
+	"weapons":       "weapons_file",
 }
 
 // EnvPrefix starts the environment variables that override config keys:
@@ -277,12 +263,6 @@ func topOf(key string) string {
 // arena boxes) are whole values that a file replaces.
 func defaultMap() map[string]any {
 	d := DefaultConfig()
-	weaponsList := make([]any, len(d.Weapons))
-	for i, w := range d.Weapons {
-		weaponsList[i] = map[string]any{"name": w.Name, "kind": w.Kind, "damage": w.Damage, "range": w.Range,
-			"speed": w.Speed, "radius": w.Radius, "reach": w.Reach, "lifetime_ticks": w.LifetimeTicks,
-			"fire_interval_ticks": w.FireInterval}
-	}
 	boxes := make([]any, len(d.Arena.Boxes))
 	for i, b := range d.Arena.Boxes {
 		boxes[i] = map[string]any{"min": b.Min[:], "max": b.Max[:]}
@@ -294,10 +274,11 @@ func defaultMap() map[string]any {
 		"lagcomp.window_ticks": d.LagComp.WindowTicks, "lagcomp.view_resolution": d.LagComp.ViewResolution,
 		"lagcomp.bucketing": d.LagComp.Bucketing, "lagcomp.cell_size": d.LagComp.CellSize,
 		"match.friendly_fire": d.Match.FriendlyFire, "match.health": d.Match.Health, "match.respawn_ticks": d.Match.RespawnTicks,
-		"match.eye_height": d.Match.EyeHeight, "match.radius": d.Match.Radius, "match.height": d.Match.Height,
+		"match.invulnerable_ticks": d.Match.InvulnerableTicks,
+		"match.eye_height":         d.Match.EyeHeight, "match.radius": d.Match.Radius, "match.height": d.Match.Height,
 		"match.head_height": d.Match.HeadHeight,
 		"arena.size":        d.Arena.Size, "arena.speed": d.Arena.Speed, "arena.boxes": boxes,
-		"weapons":      weaponsList,
+		"weapons_file": d.WeaponsFile,
 		"admin.listen": d.Admin.Listen, "log.level": d.Log.Level, "log.format": d.Log.Format,
 	}
 }
@@ -336,6 +317,8 @@ func (c *Config) Validate() error {
 		return bad("match.health", "%v must be positive", m.Health)
 	case m.RespawnTicks < 0:
 		return bad("match.respawn_ticks", "%d is negative", m.RespawnTicks)
+	case m.InvulnerableTicks < 0:
+		return bad("match.invulnerable_ticks", "%d is negative", m.InvulnerableTicks)
 	case !(m.Radius > 0) || m.Height < 2*m.Radius:
 		return bad("match.height", "%v must be at least twice match.radius %v", m.Height, m.Radius)
 	case m.HeadHeight < 0 || m.HeadHeight > m.Height:
@@ -354,19 +337,8 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if len(c.Weapons) == 0 {
-		return bad("weapons", "at least one weapon is needed")
-	}
-	if len(c.Weapons) > 255 {
-		return bad("weapons", "%d weapons, at most 255", len(c.Weapons))
-	}
-	for i, w := range c.Weapons {
-		if w.FireInterval < 0 || w.FireInterval > math.MaxUint16 || w.LifetimeTicks > math.MaxUint16 {
-			return bad(fmt.Sprintf("weapons[%d]", i), "fire_interval_ticks and lifetime_ticks must be within 0..65535")
-		}
-	}
-	if _, err := weapons.NewCatalog(weapons.NewRegistry(), c.Definitions()); err != nil {
-		return fmt.Errorf("config: %w", err)
+	if _, err := c.LoadWeapons(); err != nil {
+		return fmt.Errorf("config: weapons_file: %w", err)
 	}
 	if _, err := logLevel(c.Log.Level); err != nil {
 		return bad("log.level", "%v", err)
@@ -385,13 +357,10 @@ func (c *Config) LagCompConfig() lagcomp.Config {
 		Bucketing: c.LagComp.Bucketing, CellSize: c.LagComp.CellSize}
 }
 
-// Definitions returns the weapons as definitions, in config order (a weapon's
-// index is its id on the wire).
-func (c *Config) Definitions() []weapons.Definition {
-	defs := make([]weapons.Definition, len(c.Weapons))
-	for i, w := range c.Weapons {
-		defs[i] = weapons.Definition{Name: w.Name, Kind: w.Kind, Damage: w.Damage, Range: w.Range,
-			Speed: w.Speed, Radius: w.Radius, Reach: w.Reach, LifetimeTicks: w.LifetimeTicks}
+// LoadWeapons reads the weapons file, or returns the built-in weapons.
+func (c *Config) LoadWeapons() (*weapons.File, error) {
+	if c.WeaponsFile == "" {
+		return weapons.Default(), nil
 	}
-	return defs
+	return weapons.Load(c.WeaponsFile, weapons.NewRegistry())
 }

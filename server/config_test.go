@@ -40,7 +40,7 @@ func TestDefaultsAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := DefaultConfig()
-	if cfg.Listen != d.Listen || cfg.TickRate != 20 || len(cfg.Weapons) != 3 || len(cfg.Arena.Boxes) != 4 || !cfg.LagComp.Bucketing {
+	if cfg.Listen != d.Listen || cfg.TickRate != 20 || cfg.WeaponsFile != "" || len(cfg.Arena.Boxes) != 4 || !cfg.LagComp.Bucketing {
 		t.Errorf("loaded defaults differ: %+v", cfg)
 	}
 }
@@ -58,13 +58,6 @@ view_resolution = 4
 
 [match]
 friendly_fire = true
-
-[[weapons]]
-name = "railgun"
-kind = "hitscan"
-range = 300
-damage = 90
-fire_interval_ticks = 30
 `)
 	cfg, err := LoadConfig(toml, []string{"REWIND_LAGCOMP__WINDOW_TICKS=8", "REWIND_MAX_PLAYERS=4", "HOME=/root"},
 		flags(t, "--window", "5", "--no-buckets"))
@@ -82,9 +75,6 @@ fire_interval_ticks = 30
 	}
 	if cfg.LagComp.WindowTicks != 5 || cfg.LagComp.Bucketing {
 		t.Errorf("flags over environment over file: %+v", cfg.LagComp)
-	}
-	if len(cfg.Weapons) != 1 || cfg.Weapons[0].Name != "railgun" || cfg.Weapons[0].FireInterval != 30 {
-		t.Errorf("a weapons list replaces the default one: %+v", cfg.Weapons)
 	}
 	if cfg.Listen != DefaultConfig().Listen {
 		t.Errorf("unset keys keep their defaults: %q", cfg.Listen)
@@ -119,8 +109,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"out of range", "c.toml", "tick_rate = 0\n", nil, "config: tick_rate: 0 is outside 1..1000"},
 		{"snapshot rate", "c.toml", "snapshot_rate = 7\n", nil, "config: snapshot_rate: 7 must divide tick_rate 20"},
 		{"window", "c.toml", "[lagcomp]\nwindow_ticks = -1\n", nil, "config: lagcomp.window_ticks: -1 is outside 0..1024"},
-		{"weapon field", "c.toml", "[[weapons]]\nname = \"gun\"\nkind = \"hitscan\"\n", nil, "config: weapons: gun.range: must be a positive number, got 0"},
-		{"weapon kind", "c.toml", "[[weapons]]\nname = \"gun\"\nkind = \"laser\"\n", nil, `config: weapons: gun.kind: unknown kind "laser"`},
+		{"weapons file", "c.toml", "weapons_file = \"/nonexistent/weapons.toml\"\n", nil, "config: weapons_file: weapons: open /nonexistent/weapons.toml"},
 		{"box", "c.toml", "[arena]\nboxes = [{min = [0, 0, 0], max = [1, -1, 1]}]\n", nil, "config: arena.boxes[0]: min"},
 		{"log level", "c.toml", "[log]\nlevel = \"loud\"\n", nil, "config: log.level"},
 		{"env value", "", "", []string{"REWIND_TICK_RATE=twenty"}, "tick_rate"},
@@ -166,5 +155,23 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg, DefaultConfig()) {
 		t.Errorf("examples/rewind.toml differs from the defaults:\n%+v\n%+v", cfg, DefaultConfig())
+	}
+}
+
+func TestWeaponsFile(t *testing.T) {
+	w := writeConfig(t, "weapons.toml", "[[weapons]]\nname = \"railgun\"\nkind = \"hitscan\"\nrange = 300.0\ndamage = 90.0\n")
+	c := writeConfig(t, "c.toml", "weapons_file = \""+w+"\"\n")
+	cfg, err := LoadConfig(c, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := cfg.LoadWeapons()
+	if err != nil || len(f.Weapons) != 1 || f.Weapons[0].Name != "railgun" {
+		t.Errorf("weapons file: %+v %v", f, err)
+	}
+	bad := writeConfig(t, "weapons.toml", "[[weapons]]\nname = \"rocket\"\nkind = \"projectile\"\nradius = 0.1\nlifetime_ticks = 3\n")
+	c = writeConfig(t, "c.toml", "weapons_file = \""+bad+"\"\n")
+	if _, err := LoadConfig(c, nil, nil); err == nil || !strings.Contains(err.Error(), "config: weapons_file: "+bad+": rocket.speed: missing field") {
+		t.Errorf("a bad weapons file: %v", err)
 	}
 }

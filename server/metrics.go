@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/systems"
 )
@@ -24,11 +25,12 @@ type metrics struct {
 	bytesOut      prometheus.Counter
 	eventsDropped prometheus.Counter
 
-	dgIn     map[uint8]prometheus.Counter  // by datagram type
-	dgOut    prometheus.Counter            // snapshots sent
-	dropped  map[string]prometheus.Counter // datagrams dropped, by reason
-	inputs   [5]prometheus.Counter         // inputs by verdict
-	rejected *prometheus.CounterVec        // joins refused, by reason
+	dgIn          map[uint8]prometheus.Counter  // by datagram type
+	dgOut         prometheus.Counter            // snapshots sent
+	dropped       map[string]prometheus.Counter // datagrams dropped, by reason
+	inputs        [5]prometheus.Counter         // inputs by verdict
+	rejected      *prometheus.CounterVec        // joins refused, by reason
+	shotsRejected map[ecs.RejectReason]prometheus.Counter
 }
 
 // Drop reasons besides protocol.Reason's.
@@ -69,7 +71,13 @@ func newMetrics() *metrics {
 	inputs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_inputs_total",
 		Help: "Inputs received, by what the room did with them."}, []string{"verdict"})
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total", Help: "Joins refused, by reason."}, []string{"reason"})
-	reg.MustRegister(in, out, drop, inputs, m.rejected)
+	shots := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_shots_rejected_total",
+		Help: "Shots the weapon rules refused (a client firing faster than allowed, without ammo, while reloading, or a weapon it does not carry), by reason."}, []string{"reason"})
+	reg.MustRegister(in, out, drop, inputs, m.rejected, shots)
+	m.shotsRejected = map[ecs.RejectReason]prometheus.Counter{}
+	for _, r := range []ecs.RejectReason{ecs.RejectCooldown, ecs.RejectEmpty, ecs.RejectReloading, ecs.RejectNotCarried} {
+		m.shotsRejected[r] = shots.WithLabelValues(r.String())
+	}
 	m.dgIn = map[uint8]prometheus.Counter{protocol.DatagramInput: in.WithLabelValues("input")}
 	m.dgOut = out.WithLabelValues("snapshot")
 	m.dropped = map[string]prometheus.Counter{}

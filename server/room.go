@@ -131,7 +131,8 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.FriendlyFire = c.Match.FriendlyFire
 	sc.EyeHeight = c.Match.EyeHeight
 	sc.RespawnTicks = c.Match.RespawnTicks
-	sc.Weapons = c.Definitions()
+	sc.InvulnerableTicks = c.Match.InvulnerableTicks
+	sc.Weapons, sc.Classes = s.weapons.Weapons, s.weapons.Classes
 	half := c.Arena.Size / 2
 	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: geom.AABB{Min: geom.V(-half, 0, -half), Max: geom.V(half, 0, half)}}
 	sim, err := systems.New(sc)
@@ -162,7 +163,7 @@ func newRoom(s *Server, id string) (*room, error) {
 // netID is an entity's id on the wire: its index and generation (unique
 // within the room while the entity exists, and for 4096 reuses of its index
 // after), never 0.
-func netID(e ecs.Entity) uint32 { return e.ID()&(1<<20-1) | e.Generation()<<20 }
+func netID(e ecs.Entity) uint32 { return ecs.WireID(e) }
 
 func (r *room) run() {
 	defer r.srv.wg.Done()
@@ -247,16 +248,28 @@ func (r *room) admit(se *session, j *protocol.Join) joinReply {
 			team = 2
 		}
 	}
+	loadout, err := r.sim.Catalog.Loadout(j.Class)
+	if err != nil {
+		return joinReply{reject: &protocol.Reject{Code: protocol.RejectBadJoin, Reason: "class: " + err.Error()}}
+	}
+	class := j.Class
+	if class == "" {
+		class = r.sim.Catalog.Classes()[0].Name
+	}
 	spawn := r.spawnPoint(team)
 	c := r.cfg.Match
 	e := r.sim.SpawnPlayer(systems.PlayerSpec{Name: j.Name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
-		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}})
+		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout})
 	mem := &member{sess: se, entity: e, id: netID(e), name: j.Name, team: team, acked: protocol.NoTick,
 		newestInput: r.sim.Now() - 1}
 	mem.stats = PlayerStats{ID: mem.id, Name: j.Name, Team: team}
 	w := r.srv.welcome
 	w.Player, w.Team, w.ServerTick = mem.id, team, uint32(r.sim.Now())
 	w.Spawn = [3]float64{spawn.X, spawn.Y, spawn.Z}
+	w.Class = class
+	for _, id := range loadout {
+		w.Loadout = append(w.Loadout, uint8(id))
+	}
 	// Everybody learns of the newcomer; the newcomer of everybody.
 	for _, other := range r.members {
 		r.event(other, protocol.Event{Kind: protocol.EventJoined, Tick: uint32(r.sim.Now()), Player: mem.id, Team: team, Name: j.Name})
@@ -359,7 +372,7 @@ func (r *room) events() {
 		}
 		shooter, target := r.byEnt[s.Shooter], r.byEnt[s.Target]
 		e := protocol.Event{Kind: protocol.EventHit, Tick: uint32(s.Tick), Player: netID(s.Shooter), Other: netID(s.Target),
-			Shot: uint16(s.Shot), Weapon: uint8(s.Weapon), Head: s.Head, Damage: float32(s.Damage),
+			Shot: uint16(s.Shot), Weapon: uint8(s.Weapon), Head: s.Head, Damage: float32(s.Dealt),
 			ViewTick: uint32(s.ViewTime.Tick), ViewFrac: uint16(min(s.ViewTime.Frac*65536, 65535))}
 		if shooter != nil {
 			shooter.stats.Hits++
@@ -377,6 +390,12 @@ func (r *room) events() {
 			m.stats.Deaths++
 		}
 		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: uint8(k.Weapon)})
+	}
+	for _, rj := range ev.Rejected {
+		r.srv.m.shotsRejected[rj.Reason].Inc()
+		if m := r.byEnt[rj.Shooter]; m != nil {
+			m.stats.Rejected++
+		}
 	}
 	for _, s := range ev.Respawns {
 		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: [3]float64{s.Pos.X, s.Pos.Y, s.Pos.Z}})

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Server hosts rooms over QUIC.
@@ -26,6 +27,8 @@ type Server struct {
 	log     zerolog.Logger
 	m       *metrics
 	tls     *tls.Config
+	weapons *weapons.File
+	catalog *weapons.Catalog
 	welcome protocol.Welcome // the parts every room's welcomes share
 
 	udp     *net.UDPConn
@@ -53,15 +56,23 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc,
+	file, err := cfg.LoadWeapons()
+	if err != nil {
+		return nil, fmt.Errorf("config: weapons_file: %w", err)
+	}
+	catalog, err := file.Catalog(weapons.NewRegistry())
+	if err != nil {
+		return nil, fmt.Errorf("config: weapons_file: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc, weapons: file, catalog: catalog,
 		rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
-	s.welcome = welcomeTemplate(&cfg)
+	s.welcome = welcomeTemplate(&cfg, catalog)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
 // welcomeTemplate is what every welcome says about the room's rules.
-func welcomeTemplate(c *Config) protocol.Welcome {
+func welcomeTemplate(c *Config, cat *weapons.Catalog) protocol.Welcome {
 	half := c.Arena.Size / 2
 	w := protocol.Welcome{
 		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
@@ -69,9 +80,13 @@ func welcomeTemplate(c *Config) protocol.Welcome {
 		Arena:     protocol.Box{Min: [3]float64{-half, 0, -half}, Max: [3]float64{half, 0, half}},
 		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height,
 	}
-	for _, wp := range c.Weapons {
-		w.Weapons = append(w.Weapons, protocol.WeaponInfo{Name: wp.Name, Kind: wp.Kind, Damage: wp.Damage, Range: wp.Range,
-			Speed: wp.Speed, Radius: wp.Radius, Reach: wp.Reach, LifetimeTicks: uint16(wp.LifetimeTicks), FireInterval: uint16(wp.FireInterval)})
+	for id := range cat.Len() {
+		d := cat.At(uint16(id))
+		w.Weapons = append(w.Weapons, protocol.WeaponInfo{Name: d.Name, Kind: d.Kind, Damage: d.Damage, Range: d.Range,
+			Speed: d.Speed, Gravity: d.Gravity, Radius: d.Radius, Reach: d.Reach, Spread: d.Spread,
+			LifetimeTicks: uint16(d.LifetimeTicks), FireInterval: uint16(d.FireInterval), Magazine: uint16(d.Magazine),
+			ReloadTicks: uint16(d.ReloadTicks), WindupTicks: uint16(d.WindupTicks), Pellets: uint8(d.Pellets),
+			CatchUp: d.Mode == weapons.ModeCatchUp})
 	}
 	for _, b := range c.Arena.Boxes {
 		w.Map = append(w.Map, protocol.Box{Min: b.Min, Max: b.Max})

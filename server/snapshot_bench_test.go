@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 // benchRoom is a room without a network: 12 members whose sessions are
@@ -33,10 +34,15 @@ const (
 
 func newBenchRoom(tb testing.TB) *benchRoom {
 	cfg := DefaultConfig()
-	cfg.Weapons = []Weapon{{Name: "rocket", Kind: "projectile", Damage: 1, Speed: 25, Radius: 0.15, LifetimeTicks: 40}}
 	cfg.Match.Health = 1e9 // nobody dies: the load stays the same
-	s := &Server{cfg: cfg, log: zerolog.Nop(), m: newMetrics(), rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
-	s.welcome = welcomeTemplate(&s.cfg)
+	file := &weapons.File{Weapons: []weapons.Definition{{Name: "rocket", Kind: "projectile", Damage: 1, Speed: 25, Radius: 0.15, LifetimeTicks: 40}}}
+	cat, err := file.Catalog(weapons.NewRegistry())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Server{cfg: cfg, log: zerolog.Nop(), m: newMetrics(), rooms: map[string]*room{}, sessions: map[*session]struct{}{},
+		weapons: file, catalog: cat}
+	s.welcome = welcomeTemplate(&s.cfg, cat)
 	r, err := newRoom(s, "bench")
 	if err != nil {
 		tb.Fatal(err)

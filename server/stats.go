@@ -31,6 +31,7 @@ type PlayerStats struct {
 	Applied, Rooted  uint64
 	Clamped          uint64 // inputs whose view time was older than the window
 	Hits             uint64 // hits confirmed to the player as shooter
+	Rejected         uint64 // shots the rules refused (too soon, no ammo, reloading, not carried)
 	Kills, Deaths    uint64
 	Snapshots        uint64
 	FullSnapshots    uint64

@@ -21,6 +21,8 @@ type benchRoom struct {
 	lags    []float64
 	weapon  uint16
 	shot    uint32
+	// mixed, when set, picks each player's weapon for a tick instead.
+	mixed func(player int, tick int64) uint16
 }
 
 func newBenchRoom(tb testing.TB, bucketing bool, defs []weapons.Definition, loadout []string) *benchRoom {
@@ -43,8 +45,12 @@ func newBenchRoom(tb testing.TB, bucketing bool, defs []weapons.Definition, load
 	for i := range 12 {
 		team := uint8(1 + i%2)
 		angle := float64(i) / 12 * 2 * math.Pi
+		var carried []uint16
+		for id := range sim.Catalog.Len() {
+			carried = append(carried, uint16(id))
+		}
 		e := sim.SpawnPlayer(PlayerSpec{
-			ID: uint32(i + 1), Team: team, Controlled: true,
+			ID: uint32(i + 1), Team: team, Controlled: true, Loadout: carried,
 			Pos:    geom.V(20*math.Cos(angle), 0, 20*math.Sin(angle)),
 			Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
 			Health: 100,
@@ -70,9 +76,13 @@ func (r *benchRoom) queueInputs() {
 	for i, e := range r.players {
 		yaw := float64(now)*0.05 + float64(i)
 		r.shot++
+		weapon := r.weapon
+		if r.mixed != nil {
+			weapon = r.mixed(i, now)
+		}
 		in := ecs.Input{
 			Tick: now, MoveZ: 1, Yaw: yaw, Pitch: 0.05 + 0.01*float64(i),
-			Buttons: ecs.ButtonFire, Weapon: r.weapon, Shot: r.shot,
+			Buttons: ecs.ButtonFire, Weapon: weapon, Shot: r.shot,
 			ViewTime: ecs.ViewTimeOf(float64(now) - r.lags[i]),
 		}
 		if v := r.sim.QueueInput(e, in); v != InputQueued {
@@ -174,4 +184,62 @@ func BenchmarkRoomTick(b *testing.B) {
 	b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
 	b.ReportMetric(float64(buckets)/n, "buckets/tick")
 	b.ReportMetric(float64(r.liveProjectiles()), "projectiles")
+}
+
+// The mixed loadout of the weapons issue: every player fires a rocket with
+// splash every other tick (lifetime 84 ticks, so about 500 fly), and in the
+// ticks between, its class's weapon: a rifle, a shotgun of 8 pellets, or a
+// melee strike (four players each).
+var mixedLoadout = []weapons.Definition{
+	{Name: "rocket", Kind: weapons.KindProjectile, Speed: 30, Radius: 0.1, LifetimeTicks: 84, Damage: 1,
+		Splash: weapons.Splash{Radius: 3, Damage: 1, Min: 0.2}},
+	{Name: "rifle", Kind: weapons.KindHitscan, Range: 100, Damage: 1, HeadMultiplier: 2, Falloff: weapons.Falloff{Start: 30, End: 80, Min: 0.5}},
+	{Name: "shotgun", Kind: weapons.KindHitscan, Range: 35, Pellets: 8, Spread: 0.07, Damage: 1},
+	{Name: "bite", Kind: weapons.KindMelee, Reach: 1.5, Radius: 1, Damage: 1},
+}
+
+func newMixedRoom(tb testing.TB) *benchRoom {
+	r := newBenchRoom(tb, true, mixedLoadout, nil)
+	r.mixed = func(player int, tick int64) uint16 {
+		if (tick+int64(player))%2 == 0 {
+			return 0
+		}
+		return uint16(1 + player%3)
+	}
+	return r
+}
+
+// BenchmarkRoomTickMixed is the whole room tick with the mixed loadout: it
+// must stay within the engine's target (100 µs on the 2-core machine).
+func BenchmarkRoomTickMixed(b *testing.B) {
+	r := newMixedRoom(b)
+	r.warm(200)
+	var rewinds, items, events int64
+	b.ReportAllocs()
+	for b.Loop() {
+		r.tick()
+		rewinds += int64(r.sim.stats.Last.Rewinds)
+		items += int64(r.sim.stats.Last.Items)
+		events += int64(len(r.sim.Events.Shots))
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/1e3, "µs/tick")
+	b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
+	b.ReportMetric(float64(items)/n, "items/tick")
+	b.ReportMetric(float64(events)/n, "events/tick")
+	b.ReportMetric(float64(r.liveProjectiles()), "projectiles")
+}
+
+func TestMixedTickAllocatesNothing(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("coverage and race instrumentation allocate")
+	}
+	r := newMixedRoom(t)
+	r.warm(300)
+	if allocs := testing.AllocsPerRun(100, func() { r.tick() }); allocs != 0 {
+		t.Errorf("a steady-state mixed tick allocates %v times", allocs)
+	}
+	if n := r.liveProjectiles(); n < 400 {
+		t.Errorf("%d lag-compensated entities alive, want about 500", n)
+	}
 }

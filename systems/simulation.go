@@ -20,23 +20,28 @@ type Config struct {
 	Movement     movement.Params
 	// EyeHeight is how far above the feet a player's shots start, metres.
 	EyeHeight float64
-	// RespawnTicks is how long a dead player stays dead.
-	RespawnTicks int
+	// RespawnTicks is how long a dead player stays dead, InvulnerableTicks
+	// how long it cannot be damaged after it respawns.
+	RespawnTicks      int
+	InvulnerableTicks int
 	// Kinds are the weapon kinds the room can use (default: the built-ins);
-	// Weapons are its weapons, defined against those kinds.
+	// Weapons are its weapons, defined against those kinds, and Classes its
+	// loadouts (none: one class carrying the first weapons).
 	Kinds   *weapons.Registry
 	Weapons []weapons.Definition
+	Classes []weapons.Class
 }
 
 // DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation
 // tuning, the default movement and no weapons.
 func DefaultConfig() Config {
 	return Config{
-		TickRate:     20,
-		LagComp:      lagcomp.DefaultConfig(),
-		Movement:     movement.DefaultParams(),
-		EyeHeight:    1.6,
-		RespawnTicks: 60,
+		TickRate:          20,
+		LagComp:           lagcomp.DefaultConfig(),
+		Movement:          movement.DefaultParams(),
+		EyeHeight:         1.6,
+		RespawnTicks:      60,
+		InvulnerableTicks: 40,
 	}
 }
 
@@ -72,14 +77,15 @@ type Simulation struct {
 	movers    *generic.Filter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life]
 	hitboxes  *generic.Filter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life]
 	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life]
-	lives     *generic.Filter3[ecs.Life, ecs.Health, ecs.Transform]
+	lives     *generic.Filter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal]
 	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
 	shields   *generic.Filter1[ecs.Shield]
 	lagOf     generic.Map[ecs.ViewLag]
 	healthOf  generic.Map2[ecs.Health, ecs.Life]
+	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
 	shieldMap generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
 	staticMap generic.Map1[ecs.StaticGeometry]
-	players   generic.Map8[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life]
+	players   generic.Map10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
 
 	// Per-tick scratch, reused.
@@ -97,13 +103,16 @@ func New(cfg Config) (*Simulation, error) {
 	if cfg.RespawnTicks < 0 {
 		return nil, fmt.Errorf("systems: respawn_ticks: %d is negative", cfg.RespawnTicks)
 	}
+	if cfg.InvulnerableTicks < 0 {
+		return nil, fmt.Errorf("systems: invulnerable_ticks: %d is negative", cfg.InvulnerableTicks)
+	}
 	if err := cfg.LagComp.Validate(); err != nil {
 		return nil, fmt.Errorf("systems: lagcomp.%w", err)
 	}
 	if cfg.Kinds == nil {
 		cfg.Kinds = weapons.NewRegistry()
 	}
-	catalog, err := weapons.NewCatalog(cfg.Kinds, cfg.Weapons)
+	catalog, err := weapons.NewCatalog(cfg.Kinds, cfg.Weapons, cfg.Classes...)
 	if err != nil {
 		return nil, fmt.Errorf("systems: %w", err)
 	}
@@ -122,21 +131,22 @@ func New(cfg Config) (*Simulation, error) {
 		movers:    generic.NewFilter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life](),
 		hitboxes:  generic.NewFilter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life](),
 		triggers:  generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life](),
-		lives:     generic.NewFilter3[ecs.Life, ecs.Health, ecs.Transform](),
+		lives:     generic.NewFilter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal](),
 		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
 		shields:   generic.NewFilter1[ecs.Shield](),
 		lagOf:     generic.NewMap[ecs.ViewLag](w),
 		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
+		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
 		shieldMap: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](w),
 		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
-		players:   generic.NewMap8[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life](w),
+		players:   generic.NewMap10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
 		inputMap:  generic.NewMap2[ecs.InputQueue, ecs.Input](w),
 	}
 	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
 	}
 	s.Time = lagcomp.NewTimeMachine(s.History, s.Collision)
-	s.env = &weapons.Env{World: w, Collision: s.Collision, Clock: s.Clock, Events: s.Events, Catalog: catalog, FriendlyFire: cfg.FriendlyFire}
+	s.env = weapons.NewEnv(w, s.Collision, catalog, cfg.FriendlyFire)
 	kinds := cfg.Kinds.Build(s.env)
 	resolvers := make([]lagcomp.Resolver, len(kinds))
 	for i, k := range kinds {
@@ -169,6 +179,7 @@ func (s *Simulation) Now() int64 { return s.Clock.Tick }
 // tick's events are in s.Events until the next Step.
 func (s *Simulation) Step() {
 	s.Events.Shots = s.Events.Shots[:0]
+	s.Events.Rejected = s.Events.Rejected[:0]
 	s.Events.Kills = s.Events.Kills[:0]
 	s.Events.Respawns = s.Events.Respawns[:0]
 	for _, st := range s.stages {
@@ -195,13 +206,17 @@ type PlayerSpec struct {
 	// Controlled players get an input queue and move by their inputs;
 	// others are placed by whoever drives the simulation (a scenario).
 	Controlled bool
+	// Loadout is the weapons the player carries (catalogue ids, at most
+	// ecs.MaxLoadout): the only ones its inputs can fire.
+	Loadout []uint16
 }
 
 // SpawnPlayer adds a player. Its hitbox enters the history at the next Step.
 func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
+	arsenal := s.Catalog.Arsenal(p.Loadout)
 	e := s.players.NewWith(&ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team},
 		&ecs.Transform{Pos: p.Pos}, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{},
-		&ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos})
+		&ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos}, &arsenal, &ecs.Streak{})
 	if p.Controlled {
 		s.inputMap.Add(e)
 		q, _ := s.inputMap.Get(e)

@@ -35,7 +35,7 @@ func TestNewNamesTheBadField(t *testing.T) {
 		}, "systems: weapons: gun.range: must be a positive number, got 0"},
 		{func(c *Config) {
 			c.Weapons = []weapons.Definition{{Name: "gun", Kind: "railgun"}}
-		}, `systems: weapons: gun.kind: unknown kind "railgun" (known: hitscan, projectile, melee)`},
+		}, `systems: weapons: gun.kind: unknown kind "railgun" (known: hitscan, projectile, melee, placeable)`},
 		{func(c *Config) { c.Weapons = []weapons.Definition{rifle, rifle} }, "systems: weapons: rifle: defined twice"},
 	}
 	for _, tt := range tests {
@@ -62,7 +62,7 @@ func TestDeterministic(t *testing.T) {
 		}
 		var tfs []ecs.Transform
 		for _, e := range r.players {
-			_, _, pos, _, _, _, _, _ := r.sim.players.Get(e)
+			_, _, pos, _, _, _, _, _, _, _ := r.sim.players.Get(e)
 			tfs = append(tfs, *pos)
 		}
 		return events, tfs, r.sim.Stats()
@@ -87,7 +87,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestQueueInputRules(t *testing.T) {
 	s := newSim(t, rifle)
-	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Loadout: []uint16{0}})
 	scripted := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	s.Step() // now = 1
 	tests := []struct {
@@ -113,7 +113,7 @@ func TestQueueInputRules(t *testing.T) {
 		t.Errorf("despawned player: %v", got)
 	}
 	s.Step() // applies tick 1: forward at 6 m/s for 1/20 s
-	_, _, tf, _, _, _, _, _ := s.players.Get(p)
+	_, _, tf, _, _, _, _, _, _, _ := s.players.Get(p)
 	if math.Abs(tf.Pos.Z-0.3) > 1e-12 {
 		t.Errorf("after one tick forward: %v, want z=0.3 (the first copy of tick 1's input)", tf.Pos)
 	}
@@ -126,13 +126,13 @@ func TestQueueInputRules(t *testing.T) {
 // player stands still and does not fire; it resumes when inputs do.
 func TestRootedWithoutInput(t *testing.T) {
 	s := newSim(t, rifle)
-	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Loadout: []uint16{0}})
 	fwd := func(tick int64) ecs.Input {
 		return ecs.Input{Tick: tick, MoveZ: 1, Buttons: ecs.ButtonFire, ViewTime: ecs.ViewTimeOf(float64(tick) - 2)}
 	}
 	s.QueueInput(p, fwd(0))
 	s.QueueInput(p, fwd(2))
-	z := func() float64 { _, _, tf, _, _, _, _, _ := s.players.Get(p); return tf.Pos.Z }
+	z := func() float64 { _, _, tf, _, _, _, _, _, _, _ := s.players.Get(p); return tf.Pos.Z }
 	shots := func() int { return len(s.Events.Shots) }
 	s.Step()
 	if math.Abs(z()-0.3) > 1e-12 || shots() != 1 {
@@ -160,12 +160,12 @@ func TestRootedWithoutInput(t *testing.T) {
 // the target is hit where the shooter saw it.
 func TestFireFromInputUsesViewTime(t *testing.T) {
 	s := newSim(t, rifle)
-	shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Loadout: []uint16{0}})
 	target := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Health: 100, Pos: geom.V(0, 0, 10)})
 	// The target runs along +X at 1 m per tick; the shooter sees 4 ticks
 	// behind and aims at the target's x as it saw it.
 	for tick := int64(0); tick <= 20; tick++ {
-		_, _, tf, _, _, _, _, _ := s.players.Get(target)
+		_, _, tf, _, _, _, _, _, _, _ := s.players.Get(target)
 		tf.Pos.X = float64(tick)
 		in := ecs.Input{Tick: tick, ViewTime: ecs.ViewTimeOf(float64(tick) - 4)}
 		if tick == 20 {
@@ -200,7 +200,7 @@ func TestShieldExpires(t *testing.T) {
 	}
 	var results []ecs.ShotResult
 	for range 5 {
-		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)})
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1), Scripted: true})
 		s.Step()
 		results = append(results, s.Events.Shots[0].Result)
 	}
@@ -226,7 +226,7 @@ func TestDespawnedPlayerStaysInHistory(t *testing.T) {
 	}
 	s.Despawn(target)
 	fire := func(shooter ecs.Entity) {
-		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)})
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1), Scripted: true})
 	}
 	fire(old)
 	fire(now)
@@ -299,7 +299,7 @@ func TestDeathAndRespawn(t *testing.T) {
 	shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: hb})
 	victim := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: hb, Pos: geom.V(0, 0, 10), Health: 60, Controlled: true})
 	fire := func() {
-		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)})
+		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: shooter, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1), Scripted: true})
 	}
 	var deathTick int64 = -1
 	for tick := int64(0); tick < 3; tick++ {
@@ -313,7 +313,7 @@ func TestDeathAndRespawn(t *testing.T) {
 	if deathTick != 2 {
 		t.Fatalf("died at tick %d, want 2 (25+25+10 of 60)", deathTick)
 	}
-	if got := s.Events.Shots[0].Damage; got != 10 {
+	if got := s.Events.Shots[0].Dealt; got != 10 {
 		t.Errorf("the last hit took %v, want the 10 left", got)
 	}
 	if k := s.Events.Kills[0]; k.Killer != shooter || k.Victim != victim {
@@ -321,14 +321,14 @@ func TestDeathAndRespawn(t *testing.T) {
 	}
 	// Dead: shots pass where it stood, it does not move, its fire is invalid.
 	fire()
-	s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: victim, Origin: geom.V(0, 1, 10), Dir: geom.V(0, 0, -1)})
+	s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: victim, Origin: geom.V(0, 1, 10), Dir: geom.V(0, 0, -1), Scripted: true})
 	s.QueueInput(victim, ecs.Input{Tick: 3, MoveZ: 1})
 	s.Step()
 	results := []ecs.ShotResult{s.Events.Shots[0].Result, s.Events.Shots[1].Result}
 	if results[0] != ecs.ResultInvalid || results[1] != ecs.ResultMiss {
 		t.Errorf("while dead: %v (want the victim's shot invalid, the shooter's a miss)", results)
 	}
-	_, _, tf, _, _, _, _, _ := s.players.Get(victim)
+	_, _, tf, _, _, _, _, _, _, _ := s.players.Get(victim)
 	tf.Pos = geom.V(20, 0, 20) // wherever it lay, it respawns at its spawn point
 	var respawned int64 = -1
 	for range 10 {

@@ -1,10 +1,14 @@
 package systems
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 // applyInputs takes each controlled player's input for this tick out of its
@@ -63,13 +67,21 @@ func (s *Simulation) recordHistory() {
 
 // weapons turns this tick's fire buttons into fire commands (origin at the
 // eyes, direction from the aim: weapon positions are computed before lag
-// compensation) and spawns every command's lag-compensated entity.
+// compensation) and spawns every command's entity, under the weapons' rules;
+// a reload button starts reloading the selected weapon.
 func (s *Simulation) weapons() {
 	now := s.Clock.Tick
 	q := s.triggers.Query(s.World)
 	for q.Next() {
 		in, tf, _, life := q.Get()
-		if in.Tick != now || in.Buttons&ecs.ButtonFire == 0 || life.Dead {
+		if in.Tick != now || life.Dead {
+			continue
+		}
+		if in.Buttons&ecs.ButtonReload != 0 && int(in.Weapon) < s.Catalog.Len() {
+			arsenal, _ := s.armsOf.Get(q.Entity())
+			weapons.Reload(arsenal, in.Weapon, s.Catalog.At(in.Weapon), now)
+		}
+		if in.Buttons&ecs.ButtonFire == 0 {
 			continue
 		}
 		origin := tf.Pos
@@ -91,7 +103,7 @@ func (s *Simulation) lagCompensation() {
 	q := s.lagcomped.Query(s.World)
 	for q.Next() {
 		lc, owner, lag, vt := q.Get()
-		if lc.Done {
+		if lc.Done || lc.From > now {
 			continue
 		}
 		if s.World.Alive(owner.Entity) {
@@ -99,8 +111,19 @@ func (s *Simulation) lagCompensation() {
 				lag.Ticks = ol.Ticks
 			}
 		}
+		e := q.Entity()
+		if lc.CatchUp && lc.From < now { // caught up in its first tick: the present from then on
+			*vt = ecs.ViewTime{Tick: now}
+			s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
+			continue
+		}
 		*vt = s.cfg.LagComp.ViewTimeAt(now, oldest, lag.Ticks)
-		s.items = append(s.items, lagcomp.Item{Entity: q.Entity(), Kind: lc.Kind, Time: *vt})
+		s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
+		if lc.CatchUp { // its first tick: one step per tick of view time, up to the present
+			for t := (ecs.ViewTime{Tick: vt.Tick + 1, Frac: vt.Frac}); t.Tick < now || (t.Tick == now && t.Frac == 0); t.Tick++ {
+				s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: t})
+			}
+		}
 	}
 	st := s.compensator.Run(now, s.items)
 	s.stats.Last = st
@@ -109,11 +132,19 @@ func (s *Simulation) lagCompensation() {
 	s.stats.MaxBuckets = max(s.stats.MaxBuckets, st.Buckets)
 }
 
-// damage applies this tick's hits to the targets' health: a player whose
-// health reaches 0 dies (and its killer is the shooter); dead players whose
-// time has come respawn, alive from the next tick.
+// damage applies this tick's hits in the order their shooters saw them land
+// (view time; so the outcome never depends on how lag compensation was
+// bucketed): streak bonuses, then health. A player whose health reaches 0
+// dies (its killer is the shooter); hits on the dead and the invulnerable
+// deal nothing. Dead players whose time has come respawn, alive and briefly
+// invulnerable from the next tick.
 func (s *Simulation) damage() {
 	now := s.Clock.Tick
+	slices.SortFunc(s.Events.Shots, func(a, b ecs.ShotEvent) int {
+		return cmp.Or(cmp.Compare(a.ViewTime.Tick, b.ViewTime.Tick), cmp.Compare(a.ViewTime.Frac, b.ViewTime.Frac),
+			cmp.Compare(a.Shooter.ID(), b.Shooter.ID()), cmp.Compare(a.Shot, b.Shot), cmp.Compare(a.Target.ID(), b.Target.ID()),
+			cmp.Compare(a.Result, b.Result))
+	})
 	for i := range s.Events.Shots {
 		ev := &s.Events.Shots[i]
 		if ev.Result != ecs.ResultHit || !s.World.Alive(ev.Target) {
@@ -123,8 +154,17 @@ func (s *Simulation) damage() {
 		if h == nil || h.Max == 0 || life == nil || life.Dead {
 			continue
 		}
-		ev.Damage = min(s.Catalog.At(ev.Weapon).Damage, h.Current)
-		h.Current -= ev.Damage
+		if def := s.Catalog.At(ev.Weapon); def.Streak.Hits > 0 && s.World.Alive(ev.Shooter) {
+			if _, st := s.armsOf.Get(ev.Shooter); st != nil && weapons.StreakHit(st, ev.Weapon, ev.ViewTime.Ticks(), def.Streak) {
+				ev.Streak = true
+				ev.Damage *= 1 + def.Streak.Bonus
+			}
+		}
+		if now < life.InvulnerableUntil {
+			continue
+		}
+		ev.Dealt = min(ev.Damage, h.Current)
+		h.Current -= ev.Dealt
 		if h.Current <= 0 {
 			h.Current = 0
 			life.Dead, life.RespawnAt = true, now+1+int64(s.cfg.RespawnTicks)
@@ -133,11 +173,16 @@ func (s *Simulation) damage() {
 	}
 	q := s.lives.Query(s.World)
 	for q.Next() {
-		life, h, tf := q.Get()
+		life, h, tf, arsenal := q.Get()
 		if life.Dead && life.RespawnAt <= now+1 {
 			life.Dead = false
+			life.InvulnerableUntil = now + 1 + int64(s.cfg.InvulnerableTicks)
 			h.Current = h.Max
 			tf.Pos = life.Spawn
+			for i := range arsenal.Count { // a fresh life, a full arsenal
+				st := &arsenal.Slots[i]
+				*st = ecs.WeaponState{Weapon: st.Weapon, Ammo: s.Catalog.At(st.Weapon).Magazine}
+			}
 			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Tick: now + 1})
 		}
 	}

@@ -1,129 +1,258 @@
 package weapons
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"sort"
 )
 
-// Definition is one weapon or ability. Which fields matter depends on Kind.
+// Definition is one weapon or ability: its kind (which Go code resolves it)
+// and the numbers that tune it. Which fields matter depends on the kind;
+// docs/weapons.md is the reference.
 type Definition struct {
 	Name string
-	Kind string // a registered kind: "hitscan", "projectile", "melee", ...
+	Kind string // a registered kind: hitscan, projectile, melee, placeable, or a custom one
 
-	Damage float64 // per hit; 0 deals none (scripted scenarios)
+	// Every kind.
+	Damage         float64 // per hit
+	FireInterval   int     // ticks between two uses (a cooldown, for abilities); 0: every tick
+	Magazine       int     // rounds per magazine; 0: unlimited
+	ReloadTicks    int     // ticks to refill an empty magazine
+	HeadMultiplier float64 // damage factor of a hit on the head (default 1)
+	Streak         Streak  // a bonus for hits in quick succession (none when Hits is 0)
 
 	// hitscan
-	Range float64 // metres
+	Range   float64 // metres
+	Pellets int     // rays per shot, all resolved in one rewind (default 1)
+	Spread  float64 // half-angle of the cone pellets are spread over, radians
+	Falloff Falloff // damage falloff with distance (none when End is 0)
 
 	// projectile
 	Speed         float64 // metres per second
+	Gravity       float64 // downward acceleration, m/s² (0: straight line)
+	Radius        float64 // the projectile's sphere; also a melee sphere or capsule's radius
 	LifetimeTicks int     // steps before it expires as a miss
-
-	// projectile (the sphere's radius) and melee (the overlap sphere's radius)
-	Radius float64
+	Splash        Splash  // an explosion at contact (none when Radius is 0)
+	Mode          string  // ModeShooterTime (default) or ModeCatchUp
 
 	// melee
-	Reach float64 // metres from the origin along the aim to the sphere's centre
+	Shape       string  // ShapeSphere (default), ShapeCapsule or ShapeArc
+	Reach       float64 // metres from the attacker along its aim
+	Angle       float64 // an arc's half-angle, radians
+	WindupTicks int     // ticks from the start of the strike to the tick it lands
+
+	// placeable
+	Size          [3]float64 // width (across the aim), height, depth (along the aim)
+	Distance      float64    // metres in front of the placer
+	DurationTicks int        // ticks it stands; 0: until replaced
+	Blocks        string     // BlocksEnemies (default) or BlocksEveryone
+	MaxActive     int        // how many one player may have standing (default 1)
+
+	// Params are a custom kind's own numbers, declared when it registers.
+	Params map[string]float64
+}
+
+// Falloff scales damage with distance: full up to Start metres, then down in
+// a straight line to Min (a fraction) at End, and Min beyond.
+type Falloff struct {
+	Start, End, Min float64
+}
+
+// Factor returns the damage factor at distance d.
+func (f Falloff) Factor(d float64) float64 {
+	if f.End <= 0 || d <= f.Start {
+		return 1
+	}
+	if d >= f.End {
+		return f.Min
+	}
+	return 1 - (1-f.Min)*(d-f.Start)/(f.End-f.Start)
+}
+
+// Splash is a projectile's explosion where it makes contact: every enemy
+// within Radius of the contact point (and in its line of sight), except the
+// one hit directly, takes Damage scaled down in a straight line to Min (a
+// fraction) at the edge. It is checked in the same rewound world as the
+// contact.
+type Splash struct {
+	Radius, Damage, Min float64
+}
+
+// Factor returns the damage factor at distance d from the centre.
+func (s Splash) Factor(d float64) float64 {
+	return 1 - (1-s.Min)*min(max(d/s.Radius, 0), 1)
+}
+
+// Streak rewards hits in quick succession: a hit that makes Hits hits with
+// this weapon within WindowTicks, counted in view time (when the shooter saw
+// them land, not when the server resolved them), deals Bonus more damage
+// (0.5: +50%).
+type Streak struct {
+	Hits        int
+	WindowTicks float64
+	Bonus       float64
+}
+
+// Projectile modes (Dino Squad's two options).
+const (
+	// ModeShooterTime: one step per server tick, in the shooter's view time
+	// (option 1). Hit times are the shooter's, which timed mechanics need.
+	ModeShooterTime = "shooter_time"
+	// ModeCatchUp: in its first tick it steps through its shooter's view time
+	// up to the present, then flies in the present (option 2).
+	ModeCatchUp = "catch_up"
+)
+
+// Melee shapes.
+const (
+	ShapeSphere  = "sphere"  // a sphere of Radius, Reach ahead
+	ShapeCapsule = "capsule" // a capsule of Radius from the attacker to Reach ahead (a tail sweep)
+	ShapeArc     = "arc"     // everything within Reach and Angle of the aim, horizontally
+)
+
+// Who a placeable blocks.
+const (
+	BlocksEnemies  = "enemies"  // the other teams' shots; its own team shoots through
+	BlocksEveryone = "everyone" // every shot, the placer's included
+)
+
+// MaxPellets bounds Pellets.
+const MaxPellets = 64
+
+// withDefaults fills the fields whose zero value is not the default.
+func (d *Definition) withDefaults() {
+	if d.HeadMultiplier == 0 {
+		d.HeadMultiplier = 1
+	}
+	if d.Pellets == 0 {
+		d.Pellets = 1
+	}
+	if d.Mode == "" {
+		d.Mode = ModeShooterTime
+	}
+	if d.Shape == "" {
+		d.Shape = ShapeSphere
+	}
+	if d.Blocks == "" {
+		d.Blocks = BlocksEnemies
+	}
+	if d.MaxActive == 0 {
+		d.MaxActive = 1
+	}
 }
 
 // Validate checks the fields the definition's kind uses. The error names the
-// field (in the definition file's spelling) and says what is wrong.
+// field, in the definition file's spelling.
 func (d *Definition) Validate() error {
-	pos := func(name string, v float64) error {
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s: must be a positive number, got %v", name, v)
-		}
-		return nil
-	}
-	nonneg := func(name string, v float64) error {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s: must be a number ≥ 0, got %v", name, v)
-		}
-		return nil
-	}
-	if err := nonneg("damage", d.Damage); err != nil {
-		return err
+	d.withDefaults()
+	var v validator
+	v.nonneg("damage", d.Damage)
+	v.intRange("fire_interval_ticks", d.FireInterval, 0, math.MaxUint16)
+	v.intRange("magazine", d.Magazine, 0, math.MaxUint16)
+	v.intRange("reload_ticks", d.ReloadTicks, 0, math.MaxUint16)
+	v.nonneg("head_multiplier", d.HeadMultiplier)
+	if d.Streak != (Streak{}) {
+		v.intRange("streak.hits", d.Streak.Hits, 2, 1000)
+		v.positive("streak.window_ticks", d.Streak.WindowTicks)
+		v.nonneg("streak.bonus", d.Streak.Bonus)
 	}
 	switch d.Kind {
 	case KindHitscan:
-		return pos("range", d.Range)
+		v.positive("range", d.Range)
+		v.intRange("pellets", d.Pellets, 1, MaxPellets)
+		v.between("spread", d.Spread, 0, math.Pi/2)
+		if d.Falloff != (Falloff{}) {
+			v.nonneg("falloff.start", d.Falloff.Start)
+			v.positive("falloff.end", d.Falloff.End)
+			if v.err == nil && d.Falloff.End <= d.Falloff.Start {
+				v.fail("falloff.end", "%v must be beyond falloff.start %v", d.Falloff.End, d.Falloff.Start)
+			}
+			v.between("falloff.min", d.Falloff.Min, 0, 1)
+		}
 	case KindProjectile:
-		if err := nonneg("speed", d.Speed); err != nil {
-			return err
+		v.nonneg("speed", d.Speed)
+		v.nonneg("radius", d.Radius)
+		v.intRange("lifetime_ticks", d.LifetimeTicks, 1, math.MaxUint16)
+		v.finite("gravity", d.Gravity)
+		if d.Splash != (Splash{}) {
+			v.positive("splash.radius", d.Splash.Radius)
+			v.nonneg("splash.damage", d.Splash.Damage)
+			v.between("splash.min", d.Splash.Min, 0, 1)
 		}
-		if err := nonneg("radius", d.Radius); err != nil {
-			return err
-		}
-		if d.LifetimeTicks < 1 {
-			return fmt.Errorf("lifetime_ticks: must be at least 1, got %d", d.LifetimeTicks)
-		}
+		v.oneOf("mode", d.Mode, ModeShooterTime, ModeCatchUp)
 	case KindMelee:
-		if err := nonneg("reach", d.Reach); err != nil {
-			return err
+		v.oneOf("shape", d.Shape, ShapeSphere, ShapeCapsule, ShapeArc)
+		v.nonneg("reach", d.Reach)
+		if d.Shape == ShapeArc {
+			v.positive("reach", d.Reach)
+			v.between("angle", d.Angle, 1e-6, math.Pi)
+		} else {
+			v.positive("radius", d.Radius)
 		}
-		return pos("radius", d.Radius)
+		v.intRange("windup_ticks", d.WindupTicks, 0, math.MaxUint16)
+	case KindPlaceable:
+		for i, name := range [3]string{"size[0]", "size[1]", "size[2]"} {
+			v.positive(name, d.Size[i])
+		}
+		v.nonneg("distance", d.Distance)
+		v.intRange("duration_ticks", d.DurationTicks, 0, math.MaxInt32)
+		v.oneOf("blocks", d.Blocks, BlocksEnemies, BlocksEveryone)
+		v.intRange("max_active", d.MaxActive, 1, 64)
 	}
-	return nil
+	return v.err
 }
 
-// Catalog is a room's weapons, indexed by the uint16 ids shots carry.
-type Catalog struct {
-	defs  []Definition
-	kinds []uint8 // the registry index of each definition's kind
-	index map[string]uint16
+// FieldError is an invalid field of a definition.
+type FieldError struct {
+	Field string // as spelt in definition files: splash.radius
+	Msg   string
 }
 
-// NewCatalog validates defs against the kinds of reg and indexes them in the
-// given order. Errors name the weapon and the field.
-func NewCatalog(reg *Registry, defs []Definition) (*Catalog, error) {
-	if len(defs) > math.MaxUint16 {
-		return nil, fmt.Errorf("weapons: %d definitions, at most %d", len(defs), math.MaxUint16)
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// validator keeps the first failure.
+type validator struct{ err error }
+
+func (v *validator) fail(field, format string, args ...any) {
+	if v.err == nil {
+		v.err = &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	c := &Catalog{index: make(map[string]uint16, len(defs))}
-	for _, d := range defs {
-		if d.Name == "" {
-			return nil, errors.New("weapons: a weapon has no name")
-		}
-		if _, dup := c.index[d.Name]; dup {
-			return nil, fmt.Errorf("weapons: %s: defined twice", d.Name)
-		}
-		k, ok := reg.Lookup(d.Kind)
-		if !ok {
-			return nil, fmt.Errorf("weapons: %s.kind: unknown kind %q (known: %s)", d.Name, d.Kind, reg.Names())
-		}
-		if err := d.Validate(); err != nil {
-			return nil, fmt.Errorf("weapons: %s.%w", d.Name, err)
-		}
-		c.index[d.Name] = uint16(len(c.defs))
-		c.defs = append(c.defs, d)
-		c.kinds = append(c.kinds, k)
-	}
-	return c, nil
 }
 
-// Lookup returns the id of the weapon called name.
-func (c *Catalog) Lookup(name string) (uint16, bool) {
-	id, ok := c.index[name]
-	return id, ok
+func (v *validator) finite(field string, f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		v.fail(field, "must be a number, got %v", f)
+	}
 }
 
-// Len returns the number of weapons.
-func (c *Catalog) Len() int { return len(c.defs) }
-
-// At returns the definition of weapon id; id must be below Len.
-func (c *Catalog) At(id uint16) *Definition { return &c.defs[id] }
-
-// KindOf returns the registry index of weapon id's kind.
-func (c *Catalog) KindOf(id uint16) uint8 { return c.kinds[id] }
-
-// Names returns the weapon names in alphabetical order.
-func (c *Catalog) Names() []string {
-	names := make([]string, 0, len(c.defs))
-	for _, d := range c.defs {
-		names = append(names, d.Name)
+func (v *validator) positive(field string, f float64) {
+	if !(f > 0) || math.IsInf(f, 0) {
+		v.fail(field, "must be a positive number, got %v", f)
 	}
-	sort.Strings(names)
-	return names
+}
+
+func (v *validator) nonneg(field string, f float64) {
+	if !(f >= 0) || math.IsInf(f, 0) {
+		v.fail(field, "must be a number ≥ 0, got %v", f)
+	}
+}
+
+func (v *validator) between(field string, f, lo, hi float64) {
+	if !(f >= lo && f <= hi) {
+		v.fail(field, "%v is outside %v..%v", f, lo, hi)
+	}
+}
+
+func (v *validator) intRange(field string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.fail(field, "%d is outside %d..%d", n, lo, hi)
+	}
+}
+
+func (v *validator) oneOf(field, s string, allowed ...string) {
+	for _, a := range allowed {
+		if s == a {
+			return
+		}
+	}
+	v.fail(field, "%q is not one of %v", s, allowed)
 }

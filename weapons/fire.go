@@ -6,15 +6,18 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 )
 
-// FireSystem drains the tick's fire commands: a command from a shooter that
-// exists, with a weapon of the catalogue and a usable aim, spawns its kind's
-// lag-compensated entity carrying the shooter's view lag; any other is
-// reported as an invalid shot.
+// FireSystem drains the tick's fire commands. A command from a shooter that
+// exists and is alive, with a weapon of the catalogue and a usable aim, is
+// checked against the rules (the weapon is carried, its fire interval or
+// cooldown has passed, it has ammo and is not reloading); a valid one spawns
+// its kind's entity carrying the shooter's view lag. Invalid commands are
+// reported as invalid shots, refused ones as rejected shots. Scripted
+// commands (scenarios) skip the rules.
 type FireSystem struct {
 	env     *Env
 	kinds   []Kind
 	cmds    *ecs.Commands
-	shooter generic.Map4[ecs.Hitbox, ecs.Team, ecs.ViewLag, ecs.Life]
+	shooter generic.Map6[ecs.Hitbox, ecs.Team, ecs.ViewLag, ecs.Life, ecs.Transform, ecs.Arsenal]
 	shot    Shot
 }
 
@@ -25,39 +28,118 @@ func NewFireSystem(env *Env, kinds []Kind) *FireSystem {
 		env:     env,
 		kinds:   kinds,
 		cmds:    ecs.Resource[ecs.Commands](env.World),
-		shooter: generic.NewMap4[ecs.Hitbox, ecs.Team, ecs.ViewLag, ecs.Life](env.World),
+		shooter: generic.NewMap6[ecs.Hitbox, ecs.Team, ecs.ViewLag, ecs.Life, ecs.Transform, ecs.Arsenal](env.World),
 	}
 }
 
 // Run spawns this tick's shots.
 func (s *FireSystem) Run() {
+	now := s.env.Clock.Tick
 	for i := range s.cmds.Fire {
 		cmd := &s.cmds.Fire[i]
-		team, lag, ok := s.shooterOf(cmd)
+		team, lag, tf, arsenal, ok := s.shooterOf(cmd)
 		if !ok {
 			s.env.Events.Shots = append(s.env.Events.Shots, ecs.ShotEvent{
-				Shot: cmd.Shot, Weapon: cmd.Weapon, Shooter: cmd.Shooter, Result: ecs.ResultInvalid, Tick: s.env.Clock.Tick,
+				Shot: cmd.Shot, Weapon: cmd.Weapon, Shooter: cmd.Shooter, Result: ecs.ResultInvalid, Tick: now,
 			})
 			continue
 		}
+		def := s.env.Catalog.At(cmd.Weapon)
+		if !cmd.Scripted {
+			if reason := Use(arsenal, cmd.Weapon, def, now); reason != 0 {
+				s.env.Events.Rejected = append(s.env.Events.Rejected, ecs.RejectedShot{
+					Shooter: cmd.Shooter, Shot: cmd.Shot, Weapon: cmd.Weapon, Reason: reason, Tick: now})
+				continue
+			}
+		}
 		s.shot = Shot{
-			Def: s.env.Catalog.At(cmd.Weapon), Weapon: cmd.Weapon, Kind: s.env.Catalog.KindOf(cmd.Weapon),
+			Def: def, Weapon: cmd.Weapon, Kind: s.env.Catalog.KindOf(cmd.Weapon),
 			ID: cmd.Shot, Shooter: cmd.Shooter, Team: team.ID, Lag: lag.Ticks,
-			Origin: cmd.Origin, Dir: cmd.Dir.Normalize(),
+			Origin: cmd.Origin, Dir: cmd.Dir.Normalize(), Feet: tf.Pos,
 		}
 		s.kinds[s.shot.Kind].Spawn(&s.shot)
 	}
 	s.cmds.Fire = s.cmds.Fire[:0]
 }
 
-// shooterOf returns the shooter's team and view lag, and whether the command
-// can be fired at all: an existing shooter with a hitbox, not dead, a known
-// weapon, a finite origin and a direction.
-func (s *FireSystem) shooterOf(cmd *ecs.FireCommand) (*ecs.Team, *ecs.ViewLag, bool) {
+// shooterOf returns what the shot needs of its shooter, and whether the
+// command can be fired at all: an existing shooter with a hitbox, alive, a
+// known weapon, a finite origin and a direction. A player's command also
+// needs an arsenal.
+func (s *FireSystem) shooterOf(cmd *ecs.FireCommand) (*ecs.Team, *ecs.ViewLag, *ecs.Transform, *ecs.Arsenal, bool) {
 	if !s.env.World.Alive(cmd.Shooter) || int(cmd.Weapon) >= s.env.Catalog.Len() ||
 		!cmd.Origin.IsFinite() || !cmd.Dir.IsFinite() || cmd.Dir.LenSq() == 0 {
-		return nil, nil, false
+		return nil, nil, nil, nil, false
 	}
-	hb, team, lag, life := s.shooter.Get(cmd.Shooter)
-	return team, lag, hb != nil && team != nil && lag != nil && (life == nil || !life.Dead)
+	hb, team, lag, life, tf, arsenal := s.shooter.Get(cmd.Shooter)
+	ok := hb != nil && team != nil && lag != nil && tf != nil && (life == nil || !life.Dead) && (cmd.Scripted || arsenal != nil)
+	return team, lag, tf, arsenal, ok
+}
+
+// Use applies the rules to one use of weapon at tick now: it must be
+// carried, past its fire interval (or cooldown), loaded and not reloading.
+// On success it spends the round (starting a reload when the magazine runs
+// dry) and returns 0; otherwise it returns why not, and an empty magazine
+// starts reloading.
+func Use(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) ecs.RejectReason {
+	st := slot(a, weapon)
+	if st == nil {
+		return ecs.RejectNotCarried
+	}
+	if st.Reloaded != 0 {
+		if now < st.Reloaded {
+			return ecs.RejectReloading
+		}
+		st.Ammo, st.Reloaded = def.Magazine, 0
+	}
+	if now < st.Ready {
+		return ecs.RejectCooldown
+	}
+	if def.Magazine > 0 && st.Ammo <= 0 {
+		st.Reloaded = now + int64(def.ReloadTicks)
+		return ecs.RejectEmpty
+	}
+	st.Ready = now + int64(max(def.FireInterval, 1))
+	if def.Magazine > 0 {
+		st.Ammo--
+		if st.Ammo == 0 {
+			st.Reloaded = now + int64(def.ReloadTicks)
+		}
+	}
+	return 0
+}
+
+// Reload starts reloading weapon if it has a magazine that is not full and
+// is not reloading already.
+func Reload(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) {
+	st := slot(a, weapon)
+	if st == nil || def.Magazine == 0 || st.Reloaded != 0 || st.Ammo >= def.Magazine {
+		return
+	}
+	st.Reloaded = now + int64(def.ReloadTicks)
+}
+
+func slot(a *ecs.Arsenal, weapon uint16) *ecs.WeaponState {
+	for i := range a.Count {
+		if a.Slots[i].Weapon == weapon {
+			return &a.Slots[i]
+		}
+	}
+	return nil
+}
+
+// StreakHit records a hit of weapon at view time t in st and reports whether
+// it completes a streak: s.Hits hits of that weapon within s.WindowTicks of
+// view time, this one included.
+func StreakHit(st *ecs.Streak, weapon uint16, t float64, s Streak) bool {
+	st.Times[st.Next], st.Weapons[st.Next] = t, weapon
+	st.Next = (st.Next + 1) % ecs.StreakMemory
+	st.Count = min(st.Count+1, ecs.StreakMemory)
+	n := 0
+	for i := range st.Count {
+		if st.Weapons[i] == weapon && st.Times[i] <= t && st.Times[i] > t-s.WindowTicks {
+			n++
+		}
+	}
+	return n >= s.Hits
 }

@@ -2,7 +2,10 @@ package weapons
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/mlange-42/arche/generic"
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
@@ -14,7 +17,155 @@ const (
 	KindHitscan    = "hitscan"
 	KindProjectile = "projectile"
 	KindMelee      = "melee"
+	KindPlaceable  = "placeable"
 )
+
+// A Kind is a kind of weapon or ability: Go code that the definitions of that
+// kind share.
+//
+// Spawn receives each validated use of a weapon of the kind and creates what
+// it needs: usually a lag-compensated entity (Env.NewShot), which the
+// room's lag compensation then groups with the others of its view time.
+// Resolve (from lagcomp.Resolver) receives, bucket by bucket, this kind's
+// entities whose view time is at, while the collision world (Env.Collision)
+// is rewound to at: it queries that world, reports hits (Env.Hit, Env.Report)
+// and sets ecs.LagCompensated.Done on the entities that are finished.
+type Kind interface {
+	lagcomp.Resolver
+	Spawn(s *Shot)
+}
+
+// Factory builds a kind for one room.
+type Factory func(env *Env) Kind
+
+// Param declares a custom kind's number: definitions of the kind set it in
+// their params table, and it is validated as declared.
+type Param struct {
+	Name     string
+	Default  float64
+	Min, Max float64
+	Required bool
+}
+
+type kindSpec struct {
+	name    string
+	factory Factory
+	params  []Param
+}
+
+// Registry is the set of kinds a room can use, by name. Adding a kind is one
+// Register call.
+type Registry struct {
+	kinds []kindSpec
+}
+
+// NewRegistry returns a registry of the built-in kinds.
+func NewRegistry() *Registry {
+	r := &Registry{}
+	for _, k := range []struct {
+		name string
+		f    Factory
+	}{{KindHitscan, newHitscan}, {KindProjectile, newProjectile}, {KindMelee, newMelee}, {KindPlaceable, newPlaceable}} {
+		if err := r.Register(k.name, k.f); err != nil {
+			panic(err) // the built-in names are distinct
+		}
+	}
+	return r
+}
+
+// Register adds a kind called name, built for each room by f, whose
+// definitions may set the declared params.
+func (r *Registry) Register(name string, f Factory, params ...Param) error {
+	if name == "" || f == nil {
+		return fmt.Errorf("weapons: register: a kind needs a name and a factory")
+	}
+	if _, ok := r.Lookup(name); ok {
+		return fmt.Errorf("weapons: register %s: already registered", name)
+	}
+	if len(r.kinds) == math.MaxUint8+1 {
+		return fmt.Errorf("weapons: register %s: at most 256 kinds", name)
+	}
+	if _, builtin := kindFields[name]; builtin && len(r.kinds) >= 4 {
+		return fmt.Errorf("weapons: register %s: a built-in kind's name", name)
+	}
+	seen := map[string]bool{}
+	for _, p := range params {
+		if p.Name == "" || seen[p.Name] || !(p.Min <= p.Default && p.Default <= p.Max) {
+			return fmt.Errorf("weapons: register %s: param %q needs a unique name and min ≤ default ≤ max", name, p.Name)
+		}
+		seen[p.Name] = true
+	}
+	r.kinds = append(r.kinds, kindSpec{name: name, factory: f, params: params})
+	return nil
+}
+
+// Lookup returns the index of the kind called name.
+func (r *Registry) Lookup(name string) (uint8, bool) {
+	for i, k := range r.kinds {
+		if k.name == name {
+			return uint8(i), true
+		}
+	}
+	return 0, false
+}
+
+func (r *Registry) spec(name string) (*kindSpec, bool) {
+	i, ok := r.Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	return &r.kinds[i], true
+}
+
+// checkParams validates a definition built in code against its kind's
+// declared params (files are checked while they are decoded).
+func (r *Registry) checkParams(d *Definition) error {
+	spec, _ := r.spec(d.Kind)
+	for name := range d.Params {
+		found := false
+		for _, p := range spec.params {
+			found = found || p.Name == name
+		}
+		if !found {
+			return &FieldError{Field: "params." + name, Msg: fmt.Sprintf("kind %s has no such param", d.Kind)}
+		}
+	}
+	for _, p := range spec.params {
+		v, ok := d.Params[p.Name]
+		if !ok {
+			if p.Required {
+				return &FieldError{Field: "params." + p.Name, Msg: "missing field"}
+			}
+			if d.Params == nil {
+				d.Params = map[string]float64{}
+			}
+			d.Params[p.Name] = p.Default
+			continue
+		}
+		if v < p.Min || v > p.Max {
+			return &FieldError{Field: "params." + p.Name, Msg: fmt.Sprintf("%v is outside %v..%v", v, p.Min, p.Max)}
+		}
+	}
+	return nil
+}
+
+// Names returns the registered kinds' names, comma-separated.
+func (r *Registry) Names() string {
+	names := make([]string, len(r.kinds))
+	for i, k := range r.kinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Build creates every registered kind for one room, indexed as registered.
+func (r *Registry) Build(env *Env) []Kind {
+	kinds := make([]Kind, len(r.kinds))
+	for i, k := range r.kinds {
+		kinds[i] = k.factory(env)
+	}
+	return kinds
+}
 
 // Env is what a kind works with: the room's World and collision world, its
 // clock, the events it reports to, the catalogue and the match rules. One Env
@@ -26,98 +177,60 @@ type Env struct {
 	Events       *ecs.Events
 	Catalog      *Catalog
 	FriendlyFire bool
+
+	common    generic.Map6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot]
+	commonIDs []ecs.ID
+	ids       []ecs.ID // scratch for NewShot
+}
+
+// NewEnv returns the environment of a room.
+func NewEnv(w *ecs.World, cw *lagcomp.CollisionWorld, cat *Catalog, friendlyFire bool) *Env {
+	return &Env{World: w, Collision: cw, Clock: ecs.Resource[ecs.Clock](w), Events: ecs.Resource[ecs.Events](w),
+		Catalog: cat, FriendlyFire: friendlyFire,
+		common: generic.NewMap6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot](w),
+		commonIDs: []ecs.ID{ecs.ComponentID[ecs.LagCompensated](w), ecs.ComponentID[ecs.Owner](w), ecs.ComponentID[ecs.Team](w),
+			ecs.ComponentID[ecs.ViewLag](w), ecs.ComponentID[ecs.ViewTime](w), ecs.ComponentID[ecs.Shot](w)}}
 }
 
 // Shot is what a kind's Spawn receives: one validated use of a weapon.
 type Shot struct {
 	Def     *Definition
 	Weapon  uint16
-	Kind    uint8 // the kind's index, to put in ecs.LagCompensated
+	Kind    uint8 // the kind's index, for ecs.LagCompensated
 	ID      uint32
 	Shooter ecs.Entity
 	Team    uint8
 	Lag     float64   // the shooter's view lag, in ticks
 	Origin  geom.Vec3 // finite
 	Dir     geom.Vec3 // unit length
+	Feet    geom.Vec3 // the shooter's position (where a placeable is measured from)
 }
 
 // Common returns the components every lag-compensated entity of the shot
 // carries, for a kind's Spawn to create the entity with.
 func (s *Shot) Common(now int64) (ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot) {
-	return ecs.LagCompensated{Kind: s.Kind}, ecs.Owner{Entity: s.Shooter}, ecs.Team{ID: s.Team},
-		ecs.ViewLag{Ticks: s.Lag}, ecs.ViewTime{Tick: now}, ecs.Shot{ID: s.ID, Weapon: s.Weapon, Fired: now}
+	return ecs.LagCompensated{Kind: s.Kind, From: now, CatchUp: s.Def.Mode == ModeCatchUp && s.Def.Kind == KindProjectile},
+		ecs.Owner{Entity: s.Shooter}, ecs.Team{ID: s.Team}, ecs.ViewLag{Ticks: s.Lag}, ecs.ViewTime{Tick: now},
+		ecs.Shot{ID: s.ID, Weapon: s.Weapon, Fired: now}
 }
 
-// A Kind is a kind of weapon or ability. Spawn creates the lag-compensated
-// entity of a shot; Resolve (from lagcomp.Resolver) resolves this kind's
-// entities of one bucket against the collision world rewound to the
-// bucket's time, reports the outcomes as events and sets
-// ecs.LagCompensated.Done when an entity is finished.
-type Kind interface {
-	lagcomp.Resolver
-	Spawn(s *Shot)
+// NewShot creates the lag-compensated entity of a shot with the common
+// components set and the kind's own components (by id, from
+// ecs.ComponentID) zeroed, for the kind to fill in. It is how a custom kind
+// spawns; the built-in kinds do the same with typed maps.
+func (env *Env) NewShot(s *Shot, extra ...ecs.ID) ecs.Entity {
+	env.ids = append(env.ids[:0], env.commonIDs...)
+	env.ids = append(env.ids, extra...)
+	e := env.World.NewEntity(env.ids...)
+	lc, o, t, l, v, sh := env.common.Get(e)
+	*lc, *o, *t, *l, *v, *sh = s.Common(env.Clock.Tick)
+	return e
 }
 
-// Factory builds a kind for one room.
-type Factory func(env *Env) Kind
-
-// Registry is the set of kinds a room can use, by name. A new kind is one
-// Register call.
-type Registry struct {
-	names     []string
-	factories []Factory
-}
-
-// NewRegistry returns a registry of the built-in kinds.
-func NewRegistry() *Registry {
-	r := &Registry{}
-	for _, k := range []struct {
-		name string
-		f    Factory
-	}{{KindHitscan, newHitscan}, {KindProjectile, newProjectile}, {KindMelee, newMelee}} {
-		if err := r.Register(k.name, k.f); err != nil {
-			panic(err) // the built-in names are distinct
-		}
-	}
-	return r
-}
-
-// Register adds a kind called name.
-func (r *Registry) Register(name string, f Factory) error {
-	if name == "" || f == nil {
-		return fmt.Errorf("weapons: register: a kind needs a name and a factory")
-	}
-	if _, ok := r.Lookup(name); ok {
-		return fmt.Errorf("weapons: register: kind %q already registered", name)
-	}
-	if len(r.names) == 256 {
-		return fmt.Errorf("weapons: register: at most 256 kinds")
-	}
-	r.names = append(r.names, name)
-	r.factories = append(r.factories, f)
-	return nil
-}
-
-// Lookup returns the index of the kind called name.
-func (r *Registry) Lookup(name string) (uint8, bool) {
-	for i, n := range r.names {
-		if n == name {
-			return uint8(i), true
-		}
-	}
-	return 0, false
-}
-
-// Names returns the registered kinds' names, comma-separated.
-func (r *Registry) Names() string { return strings.Join(r.names, ", ") }
-
-// Build creates every registered kind for one room, indexed as registered.
-func (r *Registry) Build(env *Env) []Kind {
-	kinds := make([]Kind, len(r.factories))
-	for i, f := range r.factories {
-		kinds[i] = f(env)
-	}
-	return kinds
+// ShotOf returns the common components of a lag-compensated entity.
+func (env *Env) ShotOf(e ecs.Entity) (*ecs.LagCompensated, *ecs.Owner, *ecs.Team, *ecs.Shot) {
+	lc, o, t, _, _, sh := env.common.Get(e)
+	return lc, o, t, sh
 }
 
 // FilterFor returns the query filter for a shot of owner and team under the
@@ -128,16 +241,29 @@ func (env *Env) FilterFor(owner ecs.Entity, team uint8, mask lagcomp.Mask) lagco
 }
 
 // Report appends the event of a query outcome for shot: a hit when a hitbox
-// was touched, blocked by static geometry or a shield, a miss when nothing was.
-func (env *Env) Report(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, hit lagcomp.Hit, touched bool, miss geom.Vec3) {
+// was touched (dealing damage), blocked by static geometry or a shield, a
+// miss when nothing was.
+func (env *Env) Report(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, hit lagcomp.Hit, touched bool, miss geom.Vec3, damage float64) {
 	ev := ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner, Tick: env.Clock.Tick, ViewTime: at}
 	switch {
 	case !touched:
 		ev.Result, ev.Point = ecs.ResultMiss, miss
 	case hit.Kind == lagcomp.KindHitbox:
-		ev.Result, ev.Target, ev.Point, ev.Head = ecs.ResultHit, hit.Entity, hit.Point, hit.Head
+		ev.Result, ev.Target, ev.Point, ev.Head, ev.Damage = ecs.ResultHit, hit.Entity, hit.Point, hit.Head, damage
 	default:
 		ev.Result, ev.By, ev.Point = ecs.ResultBlocked, hit.Entity, hit.Point
 	}
 	env.Events.Shots = append(env.Events.Shots, ev)
+}
+
+// Hit reports that shot hit target for damage.
+func (env *Env) Hit(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, target ecs.Entity, point geom.Vec3, damage float64) {
+	env.Events.Shots = append(env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
+		Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: target, Point: point, Damage: damage})
+}
+
+// Miss reports that shot hit nothing.
+func (env *Env) Miss(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, point geom.Vec3) {
+	env.Events.Shots = append(env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
+		Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultMiss, Point: point})
 }

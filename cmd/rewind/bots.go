@@ -70,6 +70,7 @@ or on Ctrl-C).`,
 	cmd.Flags().IntVarP(&n, "n", "n", 12, "how many bots")
 	cmd.Flags().StringVar(&room, "room", "demo", "the room to join")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "how long to play (0: until Ctrl-C)")
+	cmd.Flags().StringSliceVar(&fc.classes, "classes", nil, "classes the bots take in turn (empty: the server's first)")
 	cmd.Flags().Float64Var(&fc.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
 	cmd.Flags().Uint64Var(&fc.seed, "seed", 1, "seed of the bots' choices")
 	cmd.Flags().IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")

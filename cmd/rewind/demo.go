@@ -63,6 +63,7 @@ shooter saw and hits the server confirmed by lag compensation, bandwidth.`,
 	f.IntVar(&dc.window, "window", 30, "lag-compensation window, ticks (0: lag compensation off)")
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics and /debug/pprof (empty: none)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
+	f.StringSliceVar(&dc.fleet.classes, "classes", []string{"assault", "breacher"}, "classes the bots take in turn (empty: the server's first)")
 	f.Float64Var(&dc.fleet.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
 	f.Uint64Var(&dc.fleet.seed, "seed", 1, "seed of the bots' choices and the shims' losses")
 	f.IntVar(&dc.fleet.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")

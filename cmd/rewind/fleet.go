@@ -18,12 +18,13 @@ import (
 
 // bot is one bot of a fleet.
 type bot struct {
-	name string
-	team uint8
-	addr string        // where it connects (the server, or its network shim)
-	rtt  time.Duration // the round trip the shim adds, 0: unknown
-	c    *client.Client
-	err  error
+	name  string
+	team  uint8
+	class string
+	addr  string        // where it connects (the server, or its network shim)
+	rtt   time.Duration // the round trip the shim adds, 0: unknown
+	c     *client.Client
+	err   error
 }
 
 // fleet runs bots and reports on them.
@@ -60,6 +61,7 @@ func (f *fleet) holdFireBefore(ctx context.Context, quiet time.Duration) {
 
 type fleetConfig struct {
 	room       string
+	classes    []string // assigned to the bots in turn; empty: the server's first class
 	aimError   float64
 	seed       uint64
 	redundancy int
@@ -69,8 +71,11 @@ type fleetConfig struct {
 // connect joins every bot to the room.
 func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
 	for i, b := range f.bots {
+		if len(fc.classes) > 0 {
+			b.class = fc.classes[i%len(fc.classes)]
+		}
 		c, err := client.Dial(ctx, client.Config{
-			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team,
+			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
 			Input:       holdable{client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), &f.hold},
 			Redundancy:  fc.redundancy,
 			InterpDelay: fc.interp,
@@ -162,7 +167,7 @@ func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick 
 // view of each bot (by player id), for the inputs applied.
 func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "bot\tteam\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tK/D\tkbit/s\t")
+	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tK/D\tkbit/s\t")
 	var sent, applied, shots, seen, dead, confirmed, seenConf, bytes uint64
 	for _, b := range f.bots {
 		s := b.c.Stats()
@@ -181,7 +186,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 			sc = fmt.Sprintf("%.0f", 100*float64(s.SeenConfirmed)/float64(live))
 		}
 		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, set,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, b.c.Welcome().Class, set,
 			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
 			s.HitsConfirmed, sc, s.Kills, s.Deaths, kbps)
 		dead += s.HitsSeenAfterDeath

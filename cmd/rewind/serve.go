@@ -31,6 +31,7 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.String("log-format", d.Log.Format, "auto, json or console (log.format)")
 	fs.String("tls-cert", "", "certificate file; with --tls-key, instead of a self-signed certificate (tls.cert)")
 	fs.String("tls-key", "", "private key file (tls.key)")
+	fs.String("weapons", "", "weapons file, TOML or YAML (weapons_file; empty: the built-in weapons)")
 }
 
 func newServeCmd(stderr io.Writer) *cobra.Command {

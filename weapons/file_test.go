@@ -1,0 +1,171 @@
+package weapons_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+func TestDefaultFile(t *testing.T) {
+	f := weapons.Default()
+	cat, err := f.Catalog(weapons.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"rifle", "shotgun", "rocket", "grenade", "needle", "bite", "tail", "shield"} {
+		if _, ok := cat.Lookup(name); !ok {
+			t.Errorf("no %s in the default weapons", name)
+		}
+	}
+	sg := cat.At(must(cat.Lookup("shotgun")))
+	if sg.Pellets != 8 || sg.Falloff.End != 30 || sg.Mode != weapons.ModeShooterTime {
+		t.Errorf("shotgun %+v", sg)
+	}
+	if n := cat.At(must(cat.Lookup("needle"))); n.Mode != weapons.ModeCatchUp {
+		t.Errorf("needle mode %q", n.Mode)
+	}
+	loadout, err := cat.Loadout("raptor")
+	if err != nil || len(loadout) != 3 || cat.At(loadout[0]).Name != "bite" {
+		t.Errorf("raptor loadout %v %v", loadout, err)
+	}
+	if def, _ := cat.Loadout(""); cat.At(def[0]).Name != "rifle" {
+		t.Errorf("the default class is the first: %v", def)
+	}
+	if _, err := cat.Loadout("medic"); err == nil || !strings.Contains(err.Error(), `unknown class "medic" (known: assault, breacher, raptor)`) {
+		t.Errorf("unknown class: %v", err)
+	}
+}
+
+func must(id uint16, ok bool) uint16 {
+	if !ok {
+		panic("no such weapon")
+	}
+	return id
+}
+
+const validTOML = `
+[[weapons]]
+name = "carbine"
+kind = "hitscan"
+damage = 18
+range = 80
+fire_interval_ticks = 2
+magazine = 25
+reload_ticks = 30
+falloff = { start = 20, end = 60, min = 0.5 }
+
+[[weapons]]
+name = "mortar"
+kind = "projectile"
+speed = 15
+gravity = 9.81
+radius = 0.2
+lifetime_ticks = 60
+splash = { radius = 5, damage = 70 }
+mode = "catch_up"
+
+[[weapons]]
+name = "wall"
+kind = "placeable"
+size = [6, 3, 0.5]
+blocks = "everyone"
+
+[[classes]]
+name = "engineer"
+weapons = ["carbine", "wall"]
+`
+
+const validYAML = `
+weapons:
+  - name: carbine
+    kind: hitscan
+    damage: 18
+    range: 80
+    pellets: 1
+  - name: chomp
+    kind: melee
+    shape: arc
+    reach: 2
+    angle: 1.2
+    windup_ticks: 3
+classes:
+  - name: beast
+    weapons: [chomp]
+`
+
+func TestParseValidFiles(t *testing.T) {
+	reg := weapons.NewRegistry()
+	f, err := weapons.Parse([]byte(validTOML), "w.toml", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Weapons) != 3 || f.Weapons[1].Splash.Radius != 5 || f.Weapons[1].Gravity != 9.81 || f.Weapons[2].Blocks != weapons.BlocksEveryone {
+		t.Errorf("toml: %+v", f.Weapons)
+	}
+	if f.Weapons[0].Pellets != 1 || f.Weapons[0].HeadMultiplier != 1 || f.Weapons[2].MaxActive != 1 {
+		t.Errorf("defaults not applied: %+v", f.Weapons)
+	}
+	y, err := weapons.Parse([]byte(validYAML), "w.yaml", reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(y.Weapons) != 2 || y.Weapons[1].Shape != weapons.ShapeArc || y.Classes[0].Weapons[0] != "chomp" {
+		t.Errorf("yaml: %+v", y)
+	}
+	p := filepath.Join(t.TempDir(), "weapons.yml")
+	os.WriteFile(p, []byte(validYAML), 0o644)
+	if _, err := weapons.Load(p, reg); err != nil {
+		t.Errorf("load: %v", err)
+	}
+}
+
+// A bad weapons file is refused with the file, the weapon and the field.
+func TestBadFilesNameTheField(t *testing.T) {
+	w := func(body string) string { return "[[weapons]]\nname = \"gun\"\n" + body }
+	tests := []struct {
+		name, body, want string
+	}{
+		{"missing kind", w(`range = 3`), `w.toml: gun.kind: missing field`},
+		{"unknown kind", w("kind = \"laser\""), `w.toml: gun.kind: unknown kind "laser" (known: hitscan, projectile, melee, placeable)`},
+		{"missing range", w("kind = \"hitscan\""), `w.toml: gun.range: missing field`},
+		{"wrong type", w("kind = \"hitscan\"\nrange = \"far\""), `w.toml: gun.range: expected a number, got "far"`},
+		{"out of range", w("kind = \"hitscan\"\nrange = 10\npellets = 100"), `w.toml: gun.pellets: 100 is outside 1..64`},
+		{"unknown field", w("kind = \"hitscan\"\nrange = 10\nspeed = 3"), `w.toml: gun.speed: unknown field`},
+		{"falloff", w("kind = \"hitscan\"\nrange = 10\nfalloff = { start = 5, end = 2, min = 0.5 }"), `w.toml: gun.falloff.end: 2 must be beyond falloff.start 5`},
+		{"splash", w("kind = \"projectile\"\nspeed = 1\nradius = 0.1\nlifetime_ticks = 3\nsplash = { radius = -1, damage = 3 }"), `w.toml: gun.splash.radius: must be a positive number, got -1`},
+		{"splash field", w("kind = \"projectile\"\nspeed = 1\nradius = 0.1\nlifetime_ticks = 3\nsplash = { radius = 1, damage = 3, falloff = 2 }"), `w.toml: gun.splash.falloff: unknown field`},
+		{"mode", w("kind = \"projectile\"\nspeed = 1\nradius = 0.1\nlifetime_ticks = 3\nmode = \"instant\""), `w.toml: gun.mode: "instant" is not one of [shooter_time catch_up]`},
+		{"shape", w("kind = \"melee\"\nreach = 1\nshape = \"cone\""), `w.toml: gun.shape: "cone" is not one of [sphere capsule arc]`},
+		{"arc angle", w("kind = \"melee\"\nreach = 1\nshape = \"arc\""), `w.toml: gun.angle: 0 is outside 1e-06..3.141592653589793`},
+		{"melee radius", w("kind = \"melee\"\nreach = 1"), `w.toml: gun.radius: must be a positive number, got 0`},
+		{"size", w("kind = \"placeable\"\nsize = [1, 0, 1]"), `w.toml: gun.size[1]: must be a positive number, got 0`},
+		{"streak", w("kind = \"hitscan\"\nrange = 10\nstreak = { hits = 1, window_ticks = 5, bonus = 1 }"), `w.toml: gun.streak.hits: 1 is outside 2..1000`},
+		{"duplicate", w("kind = \"hitscan\"\nrange = 10") + "\n" + w("kind = \"hitscan\"\nrange = 10"), `w.toml: weapons[1].name: "gun" is empty or defined twice`},
+		{"class weapon", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"x\"\nweapons = [\"gun\", \"knife\"]", `w.toml: weapons: class x.weapons[1]: unknown weapon "knife"`},
+		{"class size", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"x\"\nweapons = []", `w.toml: weapons: class x.weapons: carries 0 weapons, 1..8 allowed`},
+		{"no weapons", "[[classes]]\nname = \"x\"\nweapons = [\"a\"]", `w.toml: weapons: missing field`},
+		{"top-level key", w("kind = \"hitscan\"\nrange = 10") + "\n[match]\nx = 1", `w.toml: match: unknown field`},
+		{"bad toml", "[[weapons]\n", `w.toml: `},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := weapons.Parse([]byte(tt.body), "w.toml", weapons.NewRegistry())
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+	if _, err := weapons.Parse([]byte("weapons:\n  - name: x\n    kind: hitscan\n    range: [1]\n"), "w.yaml", weapons.NewRegistry()); err == nil ||
+		err.Error() != "w.yaml: x.range: expected a number, got an array" {
+		t.Errorf("yaml: %v", err)
+	}
+	if _, err := weapons.Load("/nonexistent/w.toml", weapons.NewRegistry()); err == nil || !strings.Contains(err.Error(), "/nonexistent/w.toml") {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -1,0 +1,95 @@
+package weapons
+
+import (
+	"slices"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/spread"
+)
+
+// hitscan is a ray of the weapon's range, or Pellets of them spread over a
+// cone, resolved in the tick it is fired: all pellets against the same
+// rewound world, one rewind for the shot. For each ray the first collider it
+// touches decides; damage falls off with distance and multiplies on the head.
+// A single ray reports one event (hit, blocked or miss); pellets report one
+// hit per target (with the pellets and damage summed), or blocked or miss
+// when none hit anybody.
+type hitscan struct {
+	env  *Env
+	m    generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.HitscanShot]
+	hits []pelletHit
+}
+
+type pelletHit struct {
+	target ecs.Entity
+	ev     ecs.ShotEvent
+}
+
+func newHitscan(env *Env) Kind {
+	return &hitscan{env: env, m: generic.NewMap7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.HitscanShot](env.World)}
+}
+
+func (k *hitscan) Spawn(s *Shot) {
+	lc, o, t, l, v, sh := s.Common(k.env.Clock.Tick)
+	k.m.NewWith(&lc, &o, &t, &l, &v, &sh, &ecs.HitscanShot{Origin: s.Origin, Dir: s.Dir})
+}
+
+func (k *hitscan) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
+	for _, it := range items {
+		lc, owner, team, _, _, shot, hs := k.m.Get(it.Entity)
+		def := k.env.Catalog.At(shot.Weapon)
+		filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Everything)
+		lc.Done = true
+		if def.Pellets <= 1 {
+			dir := spread.Dir(hs.Dir, def.Spread, ecs.WireID(owner.Entity), uint16(shot.ID), 0)
+			hit, ok := k.env.Collision.Raycast(hs.Origin, dir, def.Range, filter)
+			k.env.Report(shot, owner.Entity, at, hit, ok, hs.Origin.AddScaled(dir, def.Range), k.damage(def, hit))
+			continue
+		}
+		k.hits = k.hits[:0]
+		var blocked lagcomp.Hit
+		for p := range def.Pellets {
+			dir := spread.Dir(hs.Dir, def.Spread, ecs.WireID(owner.Entity), uint16(shot.ID), p)
+			hit, ok := k.env.Collision.Raycast(hs.Origin, dir, def.Range, filter)
+			switch {
+			case !ok:
+			case hit.Kind != lagcomp.KindHitbox:
+				if blocked.Entity.IsZero() {
+					blocked = hit
+				}
+			default:
+				i := slices.IndexFunc(k.hits, func(h pelletHit) bool { return h.target == hit.Entity })
+				if i < 0 {
+					k.hits = append(k.hits, pelletHit{target: hit.Entity, ev: ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon,
+						Shooter: owner.Entity, Tick: k.env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: hit.Entity, Point: hit.Point}})
+					i = len(k.hits) - 1
+				}
+				h := &k.hits[i].ev
+				h.Pellets++
+				h.Head = h.Head || hit.Head
+				h.Damage += k.damage(def, hit)
+			}
+		}
+		if len(k.hits) == 0 {
+			k.env.Report(shot, owner.Entity, at, blocked, !blocked.Entity.IsZero(), hs.Origin.AddScaled(hs.Dir, def.Range), 0)
+			continue
+		}
+		slices.SortFunc(k.hits, func(a, b pelletHit) int { return int(a.target.ID()) - int(b.target.ID()) })
+		for _, h := range k.hits {
+			k.env.Events.Shots = append(k.env.Events.Shots, h.ev)
+		}
+	}
+}
+
+// damage is what a ray that touched hit deals: falloff by distance, the head
+// multiplier on the head.
+func (k *hitscan) damage(def *Definition, hit lagcomp.Hit) float64 {
+	d := def.Damage * def.Falloff.Factor(hit.T)
+	if hit.Head {
+		d *= def.HeadMultiplier
+	}
+	return d
+}

@@ -1,0 +1,108 @@
+package weapons
+
+import (
+	"math"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/lagcomp"
+)
+
+// melee is a strike (a bite, a tail strike): an overlap shape in front of the
+// attacker, lag-compensated like a bullet. It lands WindupTicks after it
+// starts, where its attacker has moved by then (an attacker dead by then
+// strikes nothing: the strike is reported invalid). Every enemy hitbox in the
+// shape is hit (one event each); walls and shields do not stop it.
+type melee struct {
+	env  *Env
+	m    generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack]
+	body generic.Map2[ecs.Transform, ecs.Life]
+	hits []lagcomp.Hit
+	keep []lagcomp.Hit
+}
+
+func newMelee(env *Env) Kind {
+	return &melee{env: env,
+		m:    generic.NewMap7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack](env.World),
+		body: generic.NewMap2[ecs.Transform, ecs.Life](env.World)}
+}
+
+func (k *melee) Spawn(s *Shot) {
+	lc, o, t, l, v, sh := s.Common(k.env.Clock.Tick)
+	lc.From += int64(s.Def.WindupTicks)
+	k.m.NewWith(&lc, &o, &t, &l, &v, &sh, &ecs.MeleeAttack{Origin: s.Origin, Dir: s.Dir, Anchor: s.Feet})
+}
+
+func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
+	for _, it := range items {
+		lc, owner, team, _, _, shot, ma := k.m.Get(it.Entity)
+		def := k.env.Catalog.At(shot.Weapon)
+		lc.Done = true
+		origin := ma.Origin
+		if def.WindupTicks > 0 {
+			if !k.env.World.Alive(owner.Entity) {
+				k.invalid(shot, owner.Entity)
+				continue
+			}
+			tf, life := k.body.Get(owner.Entity)
+			if tf == nil || (life != nil && life.Dead) {
+				k.invalid(shot, owner.Entity)
+				continue
+			}
+			origin = origin.Add(tf.Pos.Sub(ma.Anchor))
+		}
+		filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Hitboxes)
+		cw := k.env.Collision
+		var point geom.Vec3
+		switch def.Shape {
+		case ShapeCapsule:
+			point = origin.AddScaled(ma.Dir, def.Reach)
+			k.hits = cw.OverlapCapsule(geom.Capsule{A: origin, B: point, Radius: def.Radius}, filter, k.hits[:0])
+		case ShapeArc:
+			point = origin
+			k.hits = k.arc(origin, ma.Dir, def, filter)
+		default:
+			point = origin.AddScaled(ma.Dir, def.Reach)
+			k.hits = cw.OverlapSphere(geom.Sphere{Center: point, Radius: def.Radius}, filter, k.hits[:0])
+		}
+		if len(k.hits) == 0 {
+			k.env.Miss(shot, owner.Entity, at, point)
+			continue
+		}
+		for _, h := range k.hits {
+			k.env.Hit(shot, owner.Entity, at, h.Entity, point, def.Damage)
+		}
+	}
+}
+
+// arc returns the hitboxes within reach of origin whose nearest point lies
+// within the arc's half-angle of the aim, measured horizontally.
+func (k *melee) arc(origin, dir geom.Vec3, def *Definition, filter lagcomp.Filter) []lagcomp.Hit {
+	cw := k.env.Collision
+	k.keep = cw.OverlapSphere(geom.Sphere{Center: origin, Radius: def.Reach}, filter, k.keep[:0])
+	aim := math.Atan2(dir.X, dir.Z)
+	out := k.hits[:0]
+	for _, h := range k.keep {
+		c, ok := cw.Hitbox(h.Entity)
+		if !ok {
+			continue
+		}
+		near := geom.ClosestOnSegment(origin, c.Capsule.A, c.Capsule.B).Sub(origin)
+		if math.Hypot(near.X, near.Z) <= c.Capsule.Radius { // standing in the attacker's face
+			out = append(out, h)
+			continue
+		}
+		off := math.Abs(math.Remainder(math.Atan2(near.X, near.Z)-aim, 2*math.Pi))
+		if off <= def.Angle {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func (k *melee) invalid(shot *ecs.Shot, owner ecs.Entity) {
+	k.env.Events.Shots = append(k.env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
+		Tick: k.env.Clock.Tick, Result: ecs.ResultInvalid})
+}
