@@ -180,6 +180,7 @@ type HitscanShot struct {
 // position is the entity's Transform and its velocity the entity's Velocity.
 type Projectile struct {
 	Origin   geom.Vec3 // where it was fired from
+	Launch   geom.Vec3 // its velocity when fired (Velocity changes under gravity)
 	Radius   float64
 	Steps    int // steps taken so far
 	Lifetime int // steps it may take before it expires as a miss

@@ -40,9 +40,13 @@ type Config struct {
 	Arena           ArenaConfig   `koanf:"arena"`
 	// WeaponsFile names the weapons file (docs/weapons.md); empty: the
 	// built-in weapons (weapons/default.toml).
-	WeaponsFile string      `koanf:"weapons_file"`
-	Admin       AdminConfig `koanf:"admin"`
-	Log         LogConfig   `koanf:"log"`
+	WeaponsFile string `koanf:"weapons_file"`
+	// Kinds are the weapon kinds the server knows: the built-ins when nil.
+	// A studio's own kinds are registered in code (docs/weapons.md), so this
+	// is not a file or flag setting.
+	Kinds *weapons.Registry `koanf:"-"`
+	Admin AdminConfig       `koanf:"admin"`
+	Log   LogConfig         `koanf:"log"`
 }
 
 // TLSConfig names the certificate and key files; both empty means a
@@ -150,7 +154,8 @@ const EnvPrefix = "REWIND_"
 // path (TOML or YAML by extension; none if empty), then the REWIND_*
 // variables of environ, then the flags of fs that were set (named in
 // FlagKeys; --no-buckets negates). Unknown keys are errors, and every error
-// names the key.
+// names the key. The weapons file is read and checked by New (or Validate),
+// after the program has had a chance to set Kinds.
 func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, error) {
 	k := koanf.New(".")
 	if err := k.Load(confmap.Provider(defaultMap(), "."), nil); err != nil {
@@ -227,7 +232,9 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, error
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %s", oneLine(err))
 	}
-	return cfg, cfg.Validate()
+	// The weapons file waits for New: a program may still register kinds of
+	// its own in cfg.Kinds.
+	return cfg, cfg.validate(false)
 }
 
 // oneLine flattens the decoder's multi-line report into one line that still
@@ -283,8 +290,11 @@ func defaultMap() map[string]any {
 	}
 }
 
-// Validate reports the first invalid field, by its config key.
-func (c *Config) Validate() error {
+// Validate reports the first invalid field, by its config key, the weapons
+// file included (checked against Kinds).
+func (c *Config) Validate() error { return c.validate(true) }
+
+func (c *Config) validate(withWeapons bool) error {
 	bad := func(key, format string, args ...any) error {
 		return fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...))
 	}
@@ -337,8 +347,10 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if _, err := c.LoadWeapons(); err != nil {
-		return fmt.Errorf("config: weapons_file: %w", err)
+	if withWeapons {
+		if _, err := c.LoadWeapons(); err != nil {
+			return fmt.Errorf("config: weapons_file: %w", err)
+		}
 	}
 	if _, err := logLevel(c.Log.Level); err != nil {
 		return bad("log.level", "%v", err)
@@ -362,5 +374,12 @@ func (c *Config) LoadWeapons() (*weapons.File, error) {
 	if c.WeaponsFile == "" {
 		return weapons.Default(), nil
 	}
-	return weapons.Load(c.WeaponsFile, weapons.NewRegistry())
+	return weapons.Load(c.WeaponsFile, c.registry())
+}
+
+func (c *Config) registry() *weapons.Registry {
+	if c.Kinds != nil {
+		return c.Kinds
+	}
+	return weapons.NewRegistry()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 )
 
@@ -109,7 +110,6 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"out of range", "c.toml", "tick_rate = 0\n", nil, "config: tick_rate: 0 is outside 1..1000"},
 		{"snapshot rate", "c.toml", "snapshot_rate = 7\n", nil, "config: snapshot_rate: 7 must divide tick_rate 20"},
 		{"window", "c.toml", "[lagcomp]\nwindow_ticks = -1\n", nil, "config: lagcomp.window_ticks: -1 is outside 0..1024"},
-		{"weapons file", "c.toml", "weapons_file = \"/nonexistent/weapons.toml\"\n", nil, "config: weapons_file: weapons: open /nonexistent/weapons.toml"},
 		{"box", "c.toml", "[arena]\nboxes = [{min = [0, 0, 0], max = [1, -1, 1]}]\n", nil, "config: arena.boxes[0]: min"},
 		{"log level", "c.toml", "[log]\nlevel = \"loud\"\n", nil, "config: log.level"},
 		{"env value", "", "", []string{"REWIND_TICK_RATE=twenty"}, "tick_rate"},
@@ -171,7 +171,15 @@ func TestWeaponsFile(t *testing.T) {
 	}
 	bad := writeConfig(t, "weapons.toml", "[[weapons]]\nname = \"rocket\"\nkind = \"projectile\"\nradius = 0.1\nlifetime_ticks = 3\n")
 	c = writeConfig(t, "c.toml", "weapons_file = \""+bad+"\"\n")
-	if _, err := LoadConfig(c, nil, nil); err == nil || !strings.Contains(err.Error(), "config: weapons_file: "+bad+": rocket.speed: missing field") {
+	cfg, err = LoadConfig(c, nil, nil)
+	if err != nil {
+		t.Fatal(err) // the weapons file is New's to check
+	}
+	if _, err := New(cfg, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "config: weapons_file: "+bad+": rocket.speed: missing field") {
 		t.Errorf("a bad weapons file: %v", err)
+	}
+	cfg.WeaponsFile = "/nonexistent/weapons.toml"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "config: weapons_file: weapons: open /nonexistent/weapons.toml") {
+		t.Errorf("a missing weapons file: %v", err)
 	}
 }

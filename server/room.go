@@ -133,6 +133,7 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.RespawnTicks = c.Match.RespawnTicks
 	sc.InvulnerableTicks = c.Match.InvulnerableTicks
 	sc.Weapons, sc.Classes = s.weapons.Weapons, s.weapons.Classes
+	sc.Kinds = c.registry()
 	half := c.Arena.Size / 2
 	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: geom.AABB{Min: geom.V(-half, 0, -half), Max: geom.V(half, 0, half)}}
 	sim, err := systems.New(sc)
@@ -462,13 +463,17 @@ func (r *room) buildWorld(tick int64) {
 	}
 	pq := r.projectiles.Query(r.sim.World)
 	for pq.Next() {
-		p, vel, shot, owner, team, lc := pq.Get()
+		p, _, shot, owner, team, lc := pq.Get()
 		if lc.Done {
 			continue
 		}
+		// Start is when a projectile that took one step a tick would have been
+		// fired to have taken its steps by now: its firing tick in shooter
+		// time, earlier for one that caught up. The client's formula holds for
+		// both, and the state never changes in flight.
 		w.Objects = append(w.Objects, protocol.Entity{ID: r.objectID(pq.Entity()), State: protocol.EntityState{
 			Kind: protocol.KindProjectile, Team: team.ID, Owner: netID(owner.Entity), Weapon: uint8(shot.Weapon),
-			Start: uint32(shot.Fired), Pos: quantize(p.Origin), Vel: quantize(vel.V)}})
+			Start: uint32(max(tick-int64(p.Steps)+1, 0)), Pos: quantize(p.Origin), Vel: quantize(p.Launch)}})
 	}
 	sq := r.shields.Query(r.sim.World)
 	for sq.Next() {

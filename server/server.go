@@ -60,7 +60,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: weapons_file: %w", err)
 	}
-	catalog, err := file.Catalog(weapons.NewRegistry())
+	catalog, err := file.Catalog(cfg.registry())
 	if err != nil {
 		return nil, fmt.Errorf("config: weapons_file: %w", err)
 	}

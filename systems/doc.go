@@ -9,11 +9,15 @@
 //  2. Movement        State(n) + Input(n) → State(n+1), package movement
 //  3. RecordHistory   every hitbox's pose into the history ring; the
 //     collision world is put into the present
-//  4. Weapons         fire buttons and scripted fire commands become
-//     lag-compensated entities carrying their shooter's view lag
-//  5. LagCompensation view times, buckets, one rewind per bucket, every
-//     kind's resolver, the present restored
-//  6. Damage          hits applied to health
+//  4. Weapons         fire and reload buttons, and scripted fire commands:
+//     the weapons' rules (loadout, fire rate, ammo, reload), then each kind
+//     spawns what a shot needs, lag-compensated entities carrying their
+//     shooter's view lag
+//  5. LagCompensation view times (wind-ups wait, catch-up projectiles step
+//     up to the present), buckets, one rewind per bucket, every kind's
+//     resolver, the present restored
+//  6. Damage          hits in view-time order: streak bonuses, respawn
+//     invulnerability, health, deaths; respawns
 //  7. Cleanup         finished shots and expired shields removed
 //
 // A Simulation is deterministic: the same spawns, inputs and commands give

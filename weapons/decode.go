@@ -16,6 +16,11 @@ var kindFields = map[string][]string{
 	KindPlaceable:  {"size", "distance", "duration_ticks", "blocks", "max_active"},
 }
 
+// customFields are the fields a custom kind's definitions may use besides
+// the common ones and its params: generic numbers its code reads as it
+// likes.
+var customFields = []string{"range", "speed", "radius", "reach", "lifetime_ticks"}
+
 // required lists the fields a kind cannot do without.
 var required = map[string][]string{
 	KindHitscan:    {"range"},
@@ -75,7 +80,11 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 	if err != nil {
 		return d, err
 	}
-	for _, key := range kindFields[d.Kind] {
+	own, builtin := kindFields[d.Kind]
+	if !builtin {
+		own = customFields
+	}
+	for _, key := range own {
 		switch key {
 		case "range":
 			num(key, &d.Range)

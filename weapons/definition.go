@@ -189,6 +189,12 @@ func (d *Definition) Validate() error {
 			v.positive("radius", d.Radius)
 		}
 		v.intRange("windup_ticks", d.WindupTicks, 0, math.MaxUint16)
+	default: // a custom kind: its generic numbers are distances, speeds and counts
+		v.nonneg("range", d.Range)
+		v.nonneg("speed", d.Speed)
+		v.nonneg("radius", d.Radius)
+		v.nonneg("reach", d.Reach)
+		v.intRange("lifetime_ticks", d.LifetimeTicks, 0, math.MaxUint16)
 	case KindPlaceable:
 		for i, name := range [3]string{"size[0]", "size[1]", "size[2]"} {
 			v.positive(name, d.Size[i])

@@ -34,7 +34,7 @@ func (k *projectile) Spawn(s *Shot) {
 	k.m.NewWith(&lc, &o, &t, &l, &v, &sh,
 		&ecs.Transform{Pos: s.Origin},
 		&ecs.Velocity{V: s.Dir.Scale(s.Def.Speed)},
-		&ecs.Projectile{Origin: s.Origin, Radius: s.Def.Radius, Lifetime: s.Def.LifetimeTicks})
+		&ecs.Projectile{Origin: s.Origin, Launch: s.Dir.Scale(s.Def.Speed), Radius: s.Def.Radius, Lifetime: s.Def.LifetimeTicks})
 }
 
 func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
