@@ -62,21 +62,14 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 	integer("magazine", &d.Magazine)
 	integer("reload_ticks", &d.ReloadTicks)
 	num("head_multiplier", &d.HeadMultiplier)
-	if err == nil && o.Has("streak") {
-		var s *fields.Object
-		if s, err = o.Object("streak", true); err == nil {
-			d.Streak.Hits, err = s.Integer("hits", true, 0, 0, math.MaxInt32)
-			if err == nil {
-				d.Streak.WindowTicks, err = s.Number("window_ticks", true, 0)
-			}
-			if err == nil {
-				d.Streak.Bonus, err = s.Number("bonus", true, 0)
-			}
-			if err == nil {
-				err = s.Done()
-			}
-		}
+	var hits float64
+	if err == nil {
+		err = readTable(o, "streak", tableNum{"hits", true, &hits}, tableNum{"window_ticks", true, &d.Streak.WindowTicks}, tableNum{"bonus", true, &d.Streak.Bonus})
 	}
+	if err == nil && hits != math.Trunc(hits) {
+		err = fields.Errorf(fields.Join(o.Path, "streak.hits"), "expected a whole number, got %v", hits)
+	}
+	d.Streak.Hits = int(hits)
 	if err != nil {
 		return d, err
 	}
@@ -126,36 +119,12 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 				}
 			}
 		case "falloff":
-			if err == nil && o.Has(key) {
-				var f *fields.Object
-				if f, err = o.Object(key, true); err == nil {
-					d.Falloff.Start, err = f.Number("start", false, 0)
-					if err == nil {
-						d.Falloff.End, err = f.Number("end", true, 0)
-					}
-					if err == nil {
-						d.Falloff.Min, err = f.Number("min", true, 0)
-					}
-					if err == nil {
-						err = f.Done()
-					}
-				}
+			if err == nil {
+				err = readTable(o, key, tableNum{"start", false, &d.Falloff.Start}, tableNum{"end", true, &d.Falloff.End}, tableNum{"min", true, &d.Falloff.Min})
 			}
 		case "splash":
-			if err == nil && o.Has(key) {
-				var s *fields.Object
-				if s, err = o.Object(key, true); err == nil {
-					d.Splash.Radius, err = s.Number("radius", true, 0)
-					if err == nil {
-						d.Splash.Damage, err = s.Number("damage", true, 0)
-					}
-					if err == nil {
-						d.Splash.Min, err = s.Number("min", false, 0)
-					}
-					if err == nil {
-						err = s.Done()
-					}
-				}
+			if err == nil {
+				err = readTable(o, key, tableNum{"radius", true, &d.Splash.Radius}, tableNum{"damage", true, &d.Splash.Damage}, tableNum{"min", false, &d.Splash.Min})
 			}
 		}
 	}
@@ -177,6 +146,30 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 		return d, err
 	}
 	return d, nil
+}
+
+// tableNum is a number field of a table: falloff = { start = 8, end = 30, min = 0.2 }.
+type tableNum struct {
+	key      string
+	required bool
+	dst      *float64
+}
+
+// readTable reads the table at key, if present, field by field.
+func readTable(o *fields.Object, key string, nums ...tableNum) error {
+	if !o.Has(key) {
+		return nil
+	}
+	t, err := o.Object(key, true)
+	if err != nil {
+		return err
+	}
+	for _, n := range nums {
+		if *n.dst, err = t.Number(n.key, n.required, 0); err != nil {
+			return err
+		}
+	}
+	return t.Done()
 }
 
 func isRequired(kind, key string) bool {
