@@ -76,6 +76,9 @@ type Life struct {
 	// InvulnerableUntil is the first tick it can be damaged again after a
 	// respawn.
 	InvulnerableUntil int64
+	// Lives counts its respawns: something started in one life (a melee
+	// wind-up) does not land in the next.
+	Lives uint32
 }
 
 // MaxLoadout is the most weapons a player carries.
@@ -91,10 +94,11 @@ type Arsenal struct {
 
 // WeaponState is one carried weapon.
 type WeaponState struct {
-	Weapon   uint16 // catalogue id
-	Ready    int64  // the first tick it may fire again (fire interval, cooldown)
-	Ammo     int    // rounds left in the magazine (unused when the magazine is 0: unlimited)
-	Reloaded int64  // while reloading, the tick the magazine is full again; 0 otherwise
+	Weapon    uint16 // catalogue id
+	Ready     int64  // the first tick it may fire again (fire interval, cooldown)
+	Ammo      int    // rounds left in the magazine (unused when the magazine is 0: unlimited)
+	Reloading bool   // a reload is under way
+	Reloaded  int64  // while reloading, the tick the magazine is full again
 }
 
 // Streak remembers a player's recent hits, by the view time they were
@@ -159,6 +163,11 @@ type LagCompensated struct {
 	// (Dino Squad's option 2): it steps at its shooter's view time τ, τ+1, …
 	// up to the present within that tick, then once a tick in the present.
 	CatchUp bool
+	// NeedsOwner cancels the entity (an invalid shot, not resolved) when, by
+	// its From tick, its owner is gone, dead, or in another life than
+	// OwnerLife (its Life.Lives when it started): a melee wind-up.
+	NeedsOwner bool
+	OwnerLife  uint32
 }
 
 // Shot identifies the use of a weapon that produced a lag-compensated entity,

@@ -117,12 +117,19 @@ func SweepSphereCapsule(o, d Vec3, maxT, r float64, c Capsule) (float64, bool) {
 // RayAABB returns the distance t in [0, maxT] at which the ray from o along
 // the unit direction d first touches the box; t is 0 when o starts inside it.
 func RayAABB(o, d Vec3, maxT float64, b AABB) (float64, bool) {
+	tmin, _, ok := RaySpan(o, d, maxT, b)
+	return tmin, ok
+}
+
+// RaySpan returns the part [tmin, tmax] of the ray from o along the unit
+// direction d, within [0, maxT], that lies in the box.
+func RaySpan(o, d Vec3, maxT float64, b AABB) (float64, float64, bool) {
 	tmin, tmax := 0.0, maxT
 	for axis := range 3 {
 		oi, di, lo, hi := comp(o, axis), comp(d, axis), comp(b.Min, axis), comp(b.Max, axis)
 		if di == 0 {
 			if oi < lo || oi > hi {
-				return 0, false
+				return 0, 0, false
 			}
 			continue
 		}
@@ -133,10 +140,10 @@ func RayAABB(o, d Vec3, maxT float64, b AABB) (float64, bool) {
 		}
 		tmin, tmax = max(tmin, t1), min(tmax, t2)
 		if tmin > tmax {
-			return 0, false
+			return 0, 0, false
 		}
 	}
-	return tmin, true
+	return tmin, tmax, true
 }
 
 func comp(v Vec3, axis int) float64 {

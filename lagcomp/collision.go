@@ -49,8 +49,9 @@ type Collider struct {
 	Box geom.AABB
 
 	bounds geom.AABB
-	stamp  uint32 // the last query that examined this collider
-	epoch  uint32 // the last travel that placed this hitbox
+	stamp  uint64 // the last query that examined this collider
+	epoch  uint64 // the last travel that placed this hitbox
+	sorted uint64 // the last travel that put it in the sort-and-sweep list
 	live   bool
 }
 
@@ -71,8 +72,9 @@ type Filter struct {
 	// Ignore is the querying entity's owner (the shooter): colliders it owns
 	// (its own hitbox, its own shield) are transparent to it.
 	Ignore ecs.Entity
-	// Team is the shooter's team. Teammates' hitboxes are transparent unless
-	// FriendlyFire; a shield with a team lets that team's shots through.
+	// Team is the shooter's team. Teammates' hitboxes (the same team; 0 is a
+	// team like any other) are transparent unless FriendlyFire; a shield with
+	// a team other than 0 lets that team's shots through.
 	Team         uint8
 	FriendlyFire bool
 	Mask         Mask
@@ -85,7 +87,7 @@ func (f *Filter) accepts(c *Collider) bool {
 	}
 	switch c.Kind {
 	case KindHitbox:
-		return f.Mask&Hitboxes != 0 && (f.FriendlyFire || f.Team == 0 || c.Team != f.Team)
+		return f.Mask&Hitboxes != 0 && (f.FriendlyFire || c.Team != f.Team)
 	case KindShield:
 		return f.Mask&Blockers != 0 && (c.Team == 0 || c.Team != f.Team)
 	default:
@@ -118,9 +120,14 @@ type CollisionWorld struct {
 	static grid   // static geometry and shields, updated when they change
 	moving sweepX // hitboxes, re-sorted after every travel
 
-	stamp uint32 // query counter
-	epoch uint32 // travel counter
+	stamp uint64 // query counter
+	epoch uint64 // travel counter
 	last  TravelStats
+
+	// staticBounds covers every static box and shield (hasStatic: there is
+	// one): no query can touch anything outside it and the hitboxes' bounds.
+	staticBounds geom.AABB
+	hasStatic    bool
 }
 
 // TravelStats counts what the last placement of hitboxes did.
@@ -179,7 +186,16 @@ func (w *CollisionWorld) addBlocker(c Collider) error {
 	w.cols[i] = c
 	w.blockerOf[c.Entity] = i
 	w.static.insert(i, c.bounds)
+	w.growStatic(c.bounds)
 	return nil
+}
+
+func (w *CollisionWorld) growStatic(b geom.AABB) {
+	if w.hasStatic {
+		w.staticBounds = w.staticBounds.Union(b)
+	} else {
+		w.staticBounds, w.hasStatic = b, true
+	}
 }
 
 // RemoveBlocker removes the static or shield collider of entity e, and
@@ -194,9 +210,11 @@ func (w *CollisionWorld) RemoveBlocker(e ecs.Entity) bool {
 	// Blockers change rarely (a shield placed or expired): rebuild, in
 	// collider order so the layout never depends on map order.
 	w.static.clear()
+	w.hasStatic = false
 	for j := range w.cols {
 		if c := &w.cols[j]; c.live && c.Kind != KindHitbox {
 			w.static.insert(int32(j), c.bounds)
+			w.growStatic(c.bounds)
 		}
 	}
 	return true
@@ -255,7 +273,7 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 		}
 	}
 	w.spare, w.hitboxes = w.hitboxes, next
-	w.moving.update(w.cols, w.hitboxes)
+	w.moving.update(w.cols, w.epoch, w.hitboxes)
 }
 
 // LastTravel returns what the last placement of hitboxes did.
@@ -291,6 +309,24 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 	if !o.IsFinite() || !d.IsFinite() || !(dist >= 0) || !(r >= 0) {
 		return best, false
 	}
+	// Nothing lies outside the colliders' bounds: walk only the part of the
+	// sweep inside them (a 100 km ray over a 60 m arena costs 60 m).
+	all, have := w.moving.union, len(w.moving.col) > 0
+	if w.hasStatic {
+		if have {
+			all = w.staticBounds.Union(all)
+		} else {
+			all = w.staticBounds
+		}
+		have = true
+	}
+	if !have {
+		return Hit{}, false
+	}
+	from, to, inside := geom.RaySpan(o, d, dist, all.Expand(r))
+	if !inside {
+		return Hit{}, false
+	}
 	for _, i := range w.static.large {
 		w.sweepOne(i, o, d, dist, r, f, &best, &bestCol)
 	}
@@ -298,8 +334,9 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 	// within a chunk overlaps that chunk's bounds, so once the best contact
 	// lies within the chunks walked, nothing further can beat it.
 	step := 1 / w.static.inv
-	for t0 := 0.0; ; t0 += step {
-		t1 := min(t0+step, dist)
+	for n := math.Floor(from / step); ; n++ { // a float count: ranges may exceed any int
+		t0 := max(n*step, from)
+		t1 := min((n+1)*step, to)
 		chunk := geom.SegmentBounds(o.AddScaled(d, t0), o.AddScaled(d, t1), r)
 		w.visit(&w.static, chunk, o, d, dist, r, f, &best, &bestCol)
 		for k, end := w.moving.span(chunk); k < end; k++ {
@@ -309,7 +346,7 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 				}
 			}
 		}
-		if (bestCol >= 0 && best.T <= t1) || t1 >= dist {
+		if (bestCol >= 0 && best.T <= t1) || t1 >= to {
 			break
 		}
 	}
@@ -331,6 +368,15 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 
 func (w *CollisionWorld) visit(g *grid, chunk geom.AABB, o, d geom.Vec3, dist, r float64, f Filter, best *Hit, bestCol *int32) {
 	x0, z0, x1, z1 := g.cells(chunk)
+	if g.manyCells(x0, z0, x1, z1) { // a huge sphere: cheaper to look at every entry
+		for e := range g.entries {
+			c := &w.cols[g.entries[e].col]
+			if c.stamp != w.stamp && c.bounds.Overlaps(chunk) {
+				w.sweepOne(g.entries[e].col, o, d, dist, r, f, best, bestCol)
+			}
+		}
+		return
+	}
 	for cx := x0; cx <= x1; cx++ {
 		for cz := z0; cz <= z1; cz++ {
 			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {
@@ -415,8 +461,9 @@ func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, test fun
 			return
 		}
 		h := Hit{Entity: c.Entity, Kind: c.Kind, Point: center}
-		if c.Kind == KindHitbox {
+		if c.Kind == KindHitbox { // the capsule's surface point facing the centre
 			p := geom.ClosestOnSegment(center, c.Capsule.A, c.Capsule.B)
+			p = p.AddScaled(center.Sub(p).Normalize(), c.Capsule.Radius)
 			h.Head = p.Y >= c.HeadY
 		}
 		out = append(out, h)
@@ -429,6 +476,12 @@ func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, test fun
 	}
 	g := &w.static
 	x0, z0, x1, z1 := g.cells(bounds)
+	if g.manyCells(x0, z0, x1, z1) {
+		for e := range g.entries {
+			check(g.entries[e].col)
+		}
+		x1 = x0 - 1 // nothing left to walk
+	}
 	for cx := x0; cx <= x1; cx++ {
 		for cz := z0; cz <= z1; cz++ {
 			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {

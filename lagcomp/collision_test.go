@@ -389,3 +389,46 @@ func bruteOverlap(all []Collider, s geom.Sphere, f Filter) []ecs.Entity {
 	}
 	return out
 }
+
+// Queries of absurd size stay bounded: a ray of 10^17 m walks only the part
+// inside the colliders' bounds, and a sphere covering billions of cells looks
+// at the grid's entries instead.
+func TestHugeQueriesAreBounded(t *testing.T) {
+	s := newScene(t)
+	hit, ok := s.w.Raycast(geom.V(0, 1, 0.5), geom.V(0, 0, 1), 1e17, s.bullet())
+	if !ok || hit.Entity != s.enemy {
+		t.Errorf("a 1e17 m ray: %+v %v", hit, ok)
+	}
+	if _, ok := s.w.Raycast(geom.V(0, 1, 0.5), geom.V(0, 0, -1), 1e17, s.bullet()); ok {
+		t.Error("a 1e17 m ray into nothing hit something")
+	}
+	if _, ok := s.w.Raycast(geom.V(0, 100, -1e9), geom.V(0, 0, 1), 1e17, s.bullet()); ok {
+		t.Error("a ray passing over everything hit something")
+	}
+	got := s.w.OverlapSphere(geom.Sphere{Center: geom.V(0, 0, 0), Radius: 1e12}, Filter{Mask: Everything}, nil)
+	if len(got) != 4 {
+		t.Errorf("a sphere around the world overlaps %d colliders, want all 4", len(got))
+	}
+	if _, ok := s.w.Sweep(geom.V(0, 1, -50), geom.V(0, 0, 1), 100, 1e9, s.bullet()); !ok {
+		t.Error("a sphere of 1e9 m touched nothing")
+	}
+	empty := NewCollisionWorld(4)
+	if _, ok := empty.Raycast(geom.V(0, 0, 0), geom.V(1, 0, 0), 1e17, Filter{Mask: Everything}); ok {
+		t.Error("an empty world was hit")
+	}
+}
+
+// Team 0 is a team: two team-0 players are teammates (the scenario contract).
+func TestTeamZeroIsATeam(t *testing.T) {
+	e := entities(2)
+	w := NewCollisionWorld(4)
+	w.placeHitboxes([]Pose{pose(e[0], 0, 0, 0), pose(e[1], 0, 0, 10)})
+	f := Filter{Ignore: e[0], Team: 0, Mask: Everything}
+	if hit, ok := w.Raycast(geom.V(0, 1, 0.5), geom.V(0, 0, 1), 100, f); ok {
+		t.Errorf("a team-0 shot hit a team-0 player: %+v", hit)
+	}
+	f.FriendlyFire = true
+	if _, ok := w.Raycast(geom.V(0, 1, 0.5), geom.V(0, 0, 1), 100, f); !ok {
+		t.Error("with friendly fire it should hit")
+	}
+}

@@ -87,6 +87,12 @@ func (g *grid) insert(col int32, b geom.AABB) {
 	}
 }
 
+// manyCells reports whether the cell range holds more cells than the grid
+// has entries: walking the entries is then cheaper (and bounded).
+func (g *grid) manyCells(x0, z0, x1, z1 int32) bool {
+	return (int64(x1)-int64(x0)+1)*(int64(z1)-int64(z0)+1) > int64(len(g.entries))
+}
+
 func (g *grid) clear() {
 	for _, s := range g.used {
 		g.heads[s] = -1
@@ -103,19 +109,40 @@ type sweepX struct {
 	col    []int32     // collider index, by Min.X
 	bounds []geom.AABB // their bounds, packed
 	widest float64     // the largest Max.X − Min.X
+	union  geom.AABB   // all of them
 }
 
-// update re-sorts the list for the colliders placed now. Consecutive
-// placements differ little, so the previous order is nearly sorted and an
-// insertion sort is linear.
-func (s *sweepX) update(cols []Collider, placed []int32) {
-	s.col = append(s.col[:0], placed...)
+// update re-sorts the list for the colliders of placement epoch: those
+// still placed keep their previous order, new ones go at the end, and an
+// insertion sort restores the order. Consecutive placements differ little,
+// so that is linear.
+func (s *sweepX) update(cols []Collider, epoch uint64, placed []int32) {
+	n := 0
+	for _, i := range s.col {
+		if c := &cols[i]; c.live && c.Kind == KindHitbox && c.epoch == epoch && c.sorted != epoch {
+			c.sorted = epoch
+			s.col[n] = i
+			n++
+		}
+	}
+	s.col = s.col[:n]
+	for _, i := range placed {
+		if c := &cols[i]; c.sorted != epoch {
+			c.sorted = epoch
+			s.col = append(s.col, i)
+		}
+	}
 	s.bounds = s.bounds[:0]
 	s.widest = 0
-	for _, i := range s.col {
+	for k, i := range s.col {
 		b := cols[i].bounds
 		s.bounds = append(s.bounds, b)
 		s.widest = max(s.widest, b.Max.X-b.Min.X)
+		if k == 0 {
+			s.union = b
+		} else {
+			s.union = s.union.Union(b)
+		}
 	}
 	for k := 1; k < len(s.col); k++ {
 		for j := k; j > 0 && s.bounds[j].Min.X < s.bounds[j-1].Min.X; j-- {

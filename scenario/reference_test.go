@@ -248,7 +248,7 @@ func randomScenario(rng *rand.Rand) map[string]any {
 			path = append(path, map[string]any{"tick": tick, "pos": []float64{f(-15, 15), f(0, 0.5), f(-15, 15)}})
 			tick += 5 + rng.IntN(30)
 		}
-		p := map[string]any{"id": fmt.Sprintf("p%d", i), "team": 1 + i%2, "view_delay_ticks": delays[rng.IntN(len(delays))], "path": path}
+		p := map[string]any{"id": fmt.Sprintf("p%d", i), "team": i % 3, "view_delay_ticks": delays[rng.IntN(len(delays))], "path": path}
 		if rng.IntN(4) == 0 {
 			p["despawn_tick"] = 20 + rng.IntN(ticks)
 		}

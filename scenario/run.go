@@ -82,7 +82,7 @@ func Run(sc *Scenario) (*Result, error) {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
 	r := &runner{sc: sc, sim: sim, names: map[ecs.Entity]string{}, live: make([]ecs.Entity, len(sc.Entities)),
-		body: generic.NewMap2[ecs.Transform, ecs.ViewLag](sim.World), placed: generic.NewMap2[ecs.Shield, ecs.Owner](sim.World)}
+		body: generic.NewMap2[ecs.Transform, ecs.ViewLag](sim.World), placedQ: generic.NewFilter2[ecs.Shield, ecs.Owner]()}
 	for i := range sc.Entities {
 		if e := &sc.Entities[i]; e.Kind == KindStatic {
 			ent, err := sim.SpawnStatic(e.Box)
@@ -114,6 +114,7 @@ func Run(sc *Scenario) (*Result, error) {
 			})
 		}
 		sim.Step()
+		r.namePlaced()
 		for _, ev := range sim.Events.Shots {
 			res.Events = append(res.Events, r.event(ev))
 		}
@@ -127,12 +128,12 @@ func Run(sc *Scenario) (*Result, error) {
 }
 
 type runner struct {
-	sc     *Scenario
-	sim    *systems.Simulation
-	names  map[ecs.Entity]string // every entity ever spawned, for the output
-	live   []ecs.Entity          // by scenario entity index; zero when absent
-	body   generic.Map2[ecs.Transform, ecs.ViewLag]
-	placed generic.Map2[ecs.Shield, ecs.Owner]
+	sc      *Scenario
+	sim     *systems.Simulation
+	names   map[ecs.Entity]string // every entity ever spawned, for the output
+	live    []ecs.Entity          // by scenario entity index; zero when absent
+	body    generic.Map2[ecs.Transform, ecs.ViewLag]
+	placedQ *generic.Filter2[ecs.Shield, ecs.Owner]
 }
 
 func (r *runner) index(id string) int {
@@ -209,23 +210,23 @@ func (r *runner) event(ev ecs.ShotEvent) Event {
 		out.Target = r.names[ev.Target]
 	case ecs.ResultBlocked:
 		out.By = r.names[ev.By]
-		if out.By == "" {
-			out.By = r.placedName(ev.By)
+		if out.By == "" { // a shield placed and gone within one tick
+			out.By = "placed"
 		}
 	}
 	return out
 }
 
-// placedName names a shield a scripted shot placed: "<shooter>/<weapon>".
-func (r *runner) placedName(e ecs.Entity) string {
-	if !r.sim.World.Alive(e) {
-		return "placed"
+// namePlaced names the shields scripted shots placed, "<shooter>/<weapon>",
+// when they appear (they may expire before a later event names them).
+func (r *runner) namePlaced() {
+	q := r.placedQ.Query(r.sim.World)
+	for q.Next() {
+		if e := q.Entity(); r.names[e] == "" {
+			sh, owner := q.Get()
+			r.names[e] = r.names[owner.Entity] + "/" + r.sim.Catalog.At(sh.Weapon).Name
+		}
 	}
-	sh, owner := r.placed.Get(e)
-	if sh == nil || owner == nil {
-		return "placed"
-	}
-	return r.names[owner.Entity] + "/" + r.sim.Catalog.At(sh.Weapon).Name
 }
 
 // Marshal renders a result as the scenario format's one JSON object, one

@@ -459,3 +459,11 @@ func TestPellets(t *testing.T) {
 	sc["entities"] = append(sc["entities"].([]any), box("back", "static", v(-5, 0, -21), v(5, 5, -20)))
 	expect(t, run(t, sc), ev(0, "hit", "a", 0, 0), ev(0, "hit", "b", 0, 0), ev(1, "blocked", "back", 1, 1), ev(2, "miss", "", 2, 2))
 }
+
+// Team 0 is a team like any other: two team-0 players are teammates.
+func TestTeamZero(t *testing.T) {
+	sc := base(5, []any{player("red", 0, 0, at(0, 0, 0, 0)), player("mate", 0, 0, at(0, 0, 0, 5)), player("blue", 1, 0, at(0, 0, 0, 10))},
+		shot(0, "red", "rifle", v(0, 1, 0), v(0, 0, 1)),
+		shot(1, "red", "bite", v(0, 1, 4), v(0, 0, 1)))
+	expect(t, run(t, sc), ev(0, "hit", "blue", 0, 0), ev(1, "miss", "", 1, 1))
+}

@@ -81,6 +81,7 @@ type Simulation struct {
 	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
 	shields   *generic.Filter1[ecs.Shield]
 	lagOf     generic.Map[ecs.ViewLag]
+	shotOf    generic.Map[ecs.Shot]
 	healthOf  generic.Map2[ecs.Health, ecs.Life]
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
 	shieldMap generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
@@ -135,6 +136,7 @@ func New(cfg Config) (*Simulation, error) {
 		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
 		shields:   generic.NewFilter1[ecs.Shield](),
 		lagOf:     generic.NewMap[ecs.ViewLag](w),
+		shotOf:    generic.NewMap[ecs.Shot](w),
 		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
 		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
 		shieldMap: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](w),

@@ -106,12 +106,20 @@ func (s *Simulation) lagCompensation() {
 		if lc.Done || lc.From > now {
 			continue
 		}
-		if s.World.Alive(owner.Entity) {
+		alive := s.World.Alive(owner.Entity)
+		if alive {
 			if ol := s.lagOf.Get(owner.Entity); ol != nil {
 				lag.Ticks = ol.Ticks
 			}
 		}
 		e := q.Entity()
+		if lc.NeedsOwner && !s.ownerStill(alive, owner.Entity, lc.OwnerLife) {
+			lc.Done = true // cancelled: an invalid shot, never resolved
+			shot := s.shotOf.Get(e)
+			s.Events.Shots = append(s.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner.Entity,
+				Tick: now, Result: ecs.ResultInvalid})
+			continue
+		}
 		if lc.CatchUp && lc.From < now { // caught up in its first tick: the present from then on
 			*vt = ecs.ViewTime{Tick: now}
 			s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
@@ -132,6 +140,16 @@ func (s *Simulation) lagCompensation() {
 	s.stats.MaxBuckets = max(s.stats.MaxBuckets, st.Buckets)
 }
 
+// ownerStill reports whether an owner is still there, alive, in the life it
+// was in when its entity started.
+func (s *Simulation) ownerStill(alive bool, owner ecs.Entity, life uint32) bool {
+	if !alive {
+		return false
+	}
+	_, l := s.healthOf.Get(owner)
+	return l != nil && !l.Dead && l.Lives == life
+}
+
 // damage applies this tick's hits in the order their shooters saw them land
 // (view time; so the outcome never depends on how lag compensation was
 // bucketed): streak bonuses, then health. A player whose health reaches 0
@@ -142,8 +160,9 @@ func (s *Simulation) damage() {
 	now := s.Clock.Tick
 	slices.SortFunc(s.Events.Shots, func(a, b ecs.ShotEvent) int {
 		return cmp.Or(cmp.Compare(a.ViewTime.Tick, b.ViewTime.Tick), cmp.Compare(a.ViewTime.Frac, b.ViewTime.Frac),
-			cmp.Compare(a.Shooter.ID(), b.Shooter.ID()), cmp.Compare(a.Shot, b.Shot), cmp.Compare(a.Target.ID(), b.Target.ID()),
-			cmp.Compare(a.Result, b.Result))
+			cmp.Compare(a.Shooter.ID(), b.Shooter.ID()), cmp.Compare(a.Shooter.Generation(), b.Shooter.Generation()),
+			cmp.Compare(a.Shot, b.Shot), cmp.Compare(a.Weapon, b.Weapon), cmp.Compare(a.Target.ID(), b.Target.ID()),
+			cmp.Compare(a.Target.Generation(), b.Target.Generation()), cmp.Compare(a.Result, b.Result), boolCmp(a.Splash, b.Splash))
 	})
 	for i := range s.Events.Shots {
 		ev := &s.Events.Shots[i]
@@ -176,6 +195,7 @@ func (s *Simulation) damage() {
 		life, h, tf, arsenal := q.Get()
 		if life.Dead && life.RespawnAt <= now+1 {
 			life.Dead = false
+			life.Lives++
 			life.InvulnerableUntil = now + 1 + int64(s.cfg.InvulnerableTicks)
 			h.Current = h.Max
 			tf.Pos = life.Spawn
@@ -209,4 +229,14 @@ func (s *Simulation) cleanup() {
 	for _, e := range s.dead {
 		s.Despawn(e)
 	}
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case b:
+		return -1
+	}
+	return 1
 }

@@ -197,9 +197,12 @@ func decodeParams(o *fields.Object, d *Definition, spec *kindSpec) error {
 		} else if decl.Required {
 			return fields.Errorf(fields.Join(o.Path, "params."+decl.Name), "missing field")
 		}
+		path := fields.Join(fields.Join(o.Path, "params"), decl.Name)
 		if v < decl.Min || v > decl.Max {
-			path := fields.Join(fields.Join(o.Path, "params"), decl.Name)
 			return fields.Errorf(path, "%v is outside %v..%v", v, decl.Min, decl.Max)
+		}
+		if decl.Integer && v != math.Trunc(v) {
+			return fields.Errorf(path, "expected a whole number, got %v", v)
 		}
 		d.Params[decl.Name] = v
 	}

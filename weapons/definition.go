@@ -118,6 +118,13 @@ const (
 // MaxPellets bounds Pellets.
 const MaxPellets = 64
 
+// Bounds of distances (metres) and speeds (m/s) in definitions: far beyond
+// any match, and keeping every query's cost bounded.
+const (
+	MaxDistance = 10_000
+	MaxSpeed    = 100_000
+)
+
 // withDefaults fills the fields whose zero value is not the default.
 func (d *Definition) withDefaults() {
 	if d.HeadMultiplier == 0 {
@@ -158,6 +165,7 @@ func (d *Definition) Validate() error {
 	switch d.Kind {
 	case KindHitscan:
 		v.positive("range", d.Range)
+		v.between("range", d.Range, 0, MaxDistance)
 		v.intRange("pellets", d.Pellets, 1, MaxPellets)
 		v.between("spread", d.Spread, 0, math.Pi/2)
 		if d.Falloff != (Falloff{}) {
@@ -169,37 +177,40 @@ func (d *Definition) Validate() error {
 			v.between("falloff.min", d.Falloff.Min, 0, 1)
 		}
 	case KindProjectile:
-		v.nonneg("speed", d.Speed)
-		v.nonneg("radius", d.Radius)
+		v.between("speed", d.Speed, 0, MaxSpeed)
+		v.between("radius", d.Radius, 0, MaxDistance)
 		v.intRange("lifetime_ticks", d.LifetimeTicks, 1, math.MaxUint16)
-		v.finite("gravity", d.Gravity)
+		v.between("gravity", d.Gravity, -MaxSpeed, MaxSpeed)
 		if d.Splash != (Splash{}) {
 			v.positive("splash.radius", d.Splash.Radius)
+			v.between("splash.radius", d.Splash.Radius, 0, MaxDistance)
 			v.nonneg("splash.damage", d.Splash.Damage)
 			v.between("splash.min", d.Splash.Min, 0, 1)
 		}
 		v.oneOf("mode", d.Mode, ModeShooterTime, ModeCatchUp)
 	case KindMelee:
 		v.oneOf("shape", d.Shape, ShapeSphere, ShapeCapsule, ShapeArc)
-		v.nonneg("reach", d.Reach)
+		v.between("reach", d.Reach, 0, MaxDistance)
 		if d.Shape == ShapeArc {
 			v.positive("reach", d.Reach)
 			v.between("angle", d.Angle, 1e-6, math.Pi)
 		} else {
 			v.positive("radius", d.Radius)
+			v.between("radius", d.Radius, 0, MaxDistance)
 		}
 		v.intRange("windup_ticks", d.WindupTicks, 0, math.MaxUint16)
 	default: // a custom kind: its generic numbers are distances, speeds and counts
-		v.nonneg("range", d.Range)
-		v.nonneg("speed", d.Speed)
-		v.nonneg("radius", d.Radius)
-		v.nonneg("reach", d.Reach)
+		v.between("range", d.Range, 0, MaxDistance)
+		v.between("speed", d.Speed, 0, MaxSpeed)
+		v.between("radius", d.Radius, 0, MaxDistance)
+		v.between("reach", d.Reach, 0, MaxDistance)
 		v.intRange("lifetime_ticks", d.LifetimeTicks, 0, math.MaxUint16)
 	case KindPlaceable:
 		for i, name := range [3]string{"size[0]", "size[1]", "size[2]"} {
 			v.positive(name, d.Size[i])
+			v.between(name, d.Size[i], 0, MaxDistance)
 		}
-		v.nonneg("distance", d.Distance)
+		v.between("distance", d.Distance, 0, MaxDistance)
 		v.intRange("duration_ticks", d.DurationTicks, 0, math.MaxInt32)
 		v.oneOf("blocks", d.Blocks, BlocksEnemies, BlocksEveryone)
 		v.intRange("max_active", d.MaxActive, 1, 64)

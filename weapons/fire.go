@@ -86,24 +86,24 @@ func Use(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) ecs.RejectRe
 	if st == nil {
 		return ecs.RejectNotCarried
 	}
-	if st.Reloaded != 0 {
+	if st.Reloading {
 		if now < st.Reloaded {
 			return ecs.RejectReloading
 		}
-		st.Ammo, st.Reloaded = def.Magazine, 0
+		st.Ammo, st.Reloading = def.Magazine, false
 	}
 	if now < st.Ready {
 		return ecs.RejectCooldown
 	}
 	if def.Magazine > 0 && st.Ammo <= 0 {
-		st.Reloaded = now + int64(def.ReloadTicks)
+		st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
 		return ecs.RejectEmpty
 	}
 	st.Ready = now + int64(max(def.FireInterval, 1))
 	if def.Magazine > 0 {
 		st.Ammo--
 		if st.Ammo == 0 {
-			st.Reloaded = now + int64(def.ReloadTicks)
+			st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
 		}
 	}
 	return 0
@@ -113,10 +113,10 @@ func Use(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) ecs.RejectRe
 // is not reloading already.
 func Reload(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) {
 	st := slot(a, weapon)
-	if st == nil || def.Magazine == 0 || st.Reloaded != 0 || st.Ammo >= def.Magazine {
+	if st == nil || def.Magazine == 0 || st.Reloading || st.Ammo >= def.Magazine {
 		return
 	}
-	st.Reloaded = now + int64(def.ReloadTicks)
+	st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
 }
 
 func slot(a *ecs.Arsenal, weapon uint16) *ecs.WeaponState {

@@ -45,6 +45,7 @@ type Param struct {
 	Default  float64
 	Min, Max float64
 	Required bool
+	Integer  bool // a count: only whole numbers
 }
 
 type kindSpec struct {
@@ -144,6 +145,9 @@ func (r *Registry) checkParams(d *Definition) error {
 		}
 		if v < p.Min || v > p.Max {
 			return &FieldError{Field: "params." + p.Name, Msg: fmt.Sprintf("%v is outside %v..%v", v, p.Min, p.Max)}
+		}
+		if p.Integer && v != math.Trunc(v) {
+			return &FieldError{Field: "params." + p.Name, Msg: fmt.Sprintf("expected a whole number, got %v", v)}
 		}
 	}
 	return nil

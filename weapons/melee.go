@@ -31,7 +31,13 @@ func newMelee(env *Env) Kind {
 
 func (k *melee) Spawn(s *Shot) {
 	lc, o, t, l, v, sh := s.Common(k.env.Clock.Tick)
-	lc.From += int64(s.Def.WindupTicks)
+	if s.Def.WindupTicks > 0 {
+		lc.From += int64(s.Def.WindupTicks)
+		lc.NeedsOwner = true // an attacker gone, dead or respawned by then strikes nothing
+		if _, life := k.body.Get(s.Shooter); life != nil {
+			lc.OwnerLife = life.Lives
+		}
+	}
 	k.m.NewWith(&lc, &o, &t, &l, &v, &sh, &ecs.MeleeAttack{Origin: s.Origin, Dir: s.Dir, Anchor: s.Feet})
 }
 
@@ -41,17 +47,10 @@ func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 		def := k.env.Catalog.At(shot.Weapon)
 		lc.Done = true
 		origin := ma.Origin
-		if def.WindupTicks > 0 {
-			if !k.env.World.Alive(owner.Entity) {
-				k.invalid(shot, owner.Entity)
-				continue
+		if lc.NeedsOwner { // the systems checked it is still there, alive, in the same life
+			if tf, _ := k.body.Get(owner.Entity); tf != nil {
+				origin = origin.Add(tf.Pos.Sub(ma.Anchor))
 			}
-			tf, life := k.body.Get(owner.Entity)
-			if tf == nil || (life != nil && life.Dead) {
-				k.invalid(shot, owner.Entity)
-				continue
-			}
-			origin = origin.Add(tf.Pos.Sub(ma.Anchor))
 		}
 		filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Hitboxes)
 		cw := k.env.Collision
@@ -72,7 +71,12 @@ func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 			continue
 		}
 		for _, h := range k.hits {
-			k.env.Hit(shot, owner.Entity, at, h.Entity, point, def.Damage)
+			damage := def.Damage
+			if h.Head {
+				damage *= def.HeadMultiplier
+			}
+			k.env.Events.Shots = append(k.env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner.Entity,
+				Tick: k.env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: h.Entity, Point: point, Head: h.Head, Damage: damage})
 		}
 	}
 }
@@ -100,9 +104,4 @@ func (k *melee) arc(origin, dir geom.Vec3, def *Definition, filter lagcomp.Filte
 		}
 	}
 	return out
-}
-
-func (k *melee) invalid(shot *ecs.Shot, owner ecs.Entity) {
-	k.env.Events.Shots = append(k.env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
-		Tick: k.env.Clock.Tick, Result: ecs.ResultInvalid})
 }

@@ -1,6 +1,7 @@
 package weapons
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -46,11 +47,12 @@ func (k *placeable) Spawn(s *Shot) {
 			k.mine = append(k.mine, placed{q.Entity(), sh.Placed})
 		}
 	}
-	slices.SortFunc(k.mine, func(a, b placed) int { return int(a.placed - b.placed) })
-	for len(k.mine) >= def.MaxActive {
-		k.env.Collision.RemoveBlocker(k.mine[0].e)
-		k.env.World.RemoveEntity(k.mine[0].e)
-		k.mine = k.mine[1:]
+	slices.SortFunc(k.mine, func(a, b placed) int {
+		return cmp.Or(cmp.Compare(a.placed, b.placed), cmp.Compare(a.e.ID(), b.e.ID()))
+	})
+	for i := 0; len(k.mine)-i >= def.MaxActive; i++ {
+		k.env.Collision.RemoveBlocker(k.mine[i].e)
+		k.env.World.RemoveEntity(k.mine[i].e)
 	}
 	ahead := geom.V(s.Dir.X, 0, s.Dir.Z).Normalize()
 	if ahead == (geom.Vec3{}) {

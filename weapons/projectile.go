@@ -65,7 +65,7 @@ func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 				if hit.Kind == lagcomp.KindHitbox {
 					direct = hit.Entity
 				}
-				k.splash(def, shot, owner.Entity, team.ID, at, tf.Pos, direct)
+				k.splash(def, shot, owner.Entity, team.ID, at, tf.Pos, dir, direct)
 			}
 			lc.Done = true
 			continue
@@ -81,8 +81,11 @@ func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 // splash hits every enemy hitbox within the splash radius of center that the
 // explosion can see, except the one hit directly: damage scaled by the
 // distance to the hitbox's surface.
-func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, team uint8, at ecs.ViewTime, center geom.Vec3, direct ecs.Entity) {
+func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, team uint8, at ecs.ViewTime, center, dir geom.Vec3, direct ecs.Entity) {
 	cw := k.env.Collision
+	// Lines of sight start a millimetre back along the flight: a point-sized
+	// projectile stops on the surface it struck, which would block them all.
+	eye := center.AddScaled(dir, -1e-3)
 	k.hits = cw.OverlapSphere(geom.Sphere{Center: center, Radius: def.Splash.Radius}, k.env.FilterFor(owner, team, lagcomp.Hitboxes), k.hits[:0])
 	for _, h := range k.hits {
 		if h.Entity == direct {
@@ -93,10 +96,11 @@ func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, t
 			continue
 		}
 		near := geom.ClosestOnSegment(center, c.Capsule.A, c.Capsule.B)
-		to := near.Sub(center)
-		d := to.Len()
+		d := near.Sub(center).Len()
 		if d > c.Capsule.Radius { // behind cover: a blocker between the centre and the hitbox's surface
-			if _, blocked := cw.Raycast(center, to.Scale(1/d), d-c.Capsule.Radius, lagcomp.Filter{Mask: lagcomp.Blockers, Team: team, Ignore: owner}); blocked {
+			to := near.Sub(eye)
+			l := to.Len()
+			if _, blocked := cw.Raycast(eye, to.Scale(1/l), l-c.Capsule.Radius, lagcomp.Filter{Mask: lagcomp.Blockers, Team: team, Ignore: owner}); blocked {
 				continue
 			}
 		}

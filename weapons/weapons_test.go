@@ -583,3 +583,116 @@ func TestCustomKind(t *testing.T) {
 		t.Errorf("param out of range: %v", err)
 	}
 }
+
+// Review regressions.
+
+// A point-sized projectile with splash stops on the surface it strikes; its
+// explosion still reaches enemies in sight of that point.
+func TestSplashOfAPointProjectile(t *testing.T) {
+	shell := weapons.Definition{Name: "shell", Kind: weapons.KindProjectile, Speed: 200, Radius: 0, LifetimeTicks: 5,
+		Splash: weapons.Splash{Radius: 3, Damage: 40, Min: 0.2}}
+	a := newArena(t, 30, shell)
+	shooter := a.player(1, geom.V(0, 0, 0), 0)
+	near := a.player(2, geom.V(1.8, 0, 10), 0)
+	if _, err := a.sim.SpawnStatic(geom.AABB{Min: geom.V(-20, -1, -20), Max: geom.V(20, 0, 20)}); err != nil { // the floor
+		t.Fatal(err)
+	}
+	a.fire(shooter, "shell", geom.V(0, 5, 10), geom.V(0, -1, 0)) // straight down onto the floor
+	got := a.step()
+	var splashed bool
+	for _, ev := range got {
+		splashed = splashed || (ev.Target == near && ev.Splash)
+	}
+	if !splashed {
+		t.Errorf("events %+v: the explosion on the floor should reach the enemy 1.8 m away", got)
+	}
+}
+
+// A wind-up strike whose attacker is gone by then is an invalid shot, not a
+// lag-compensated item; one whose attacker died and respawned is cancelled
+// too.
+func TestCancelledWindupIsNotAnItem(t *testing.T) {
+	bite := weapons.Definition{Name: "bite", Kind: weapons.KindMelee, Reach: 1, Radius: 1, WindupTicks: 3}
+	a := newArena(t, 30, bite)
+	attacker := a.player(1, geom.V(0, 0, 0), 2)
+	a.player(2, geom.V(0, 0, 1.5), 0)
+	for range 5 {
+		a.step()
+	}
+	a.fire(attacker, "bite", geom.V(0, 1, 0), geom.V(0, 0, 1))
+	a.step()
+	a.sim.Despawn(attacker)
+	var events []ecs.ShotEvent
+	for range 4 {
+		events = append(events, a.step()...)
+	}
+	if len(events) != 1 || events[0].Result != ecs.ResultInvalid {
+		t.Errorf("events %+v, want one invalid shot", events)
+	}
+	if st := a.sim.Stats(); st.Items != 0 || st.Rewinds != 0 {
+		t.Errorf("a cancelled strike was resolved: %+v", st)
+	}
+	// Died and respawned during the wind-up: cancelled as well.
+	b := a.player(1, geom.V(0, 0, 0), 0)
+	a.fire(b, "bite", geom.V(0, 1, 0), geom.V(0, 0, 1))
+	a.step()
+	_, life := a.hp.Get(b)
+	life.Lives++ // a respawn happened in between
+	events = events[:0]
+	for range 4 {
+		events = append(events, a.step()...)
+	}
+	if len(events) != 1 || events[0].Result != ecs.ResultInvalid {
+		t.Errorf("after a respawn: events %+v, want one invalid shot", events)
+	}
+}
+
+func TestMeleeHeadshots(t *testing.T) {
+	bite := weapons.Definition{Name: "bite", Kind: weapons.KindMelee, Reach: 1, Radius: 0.3, Damage: 10, HeadMultiplier: 3}
+	a := newArena(t, 30, bite)
+	attacker := a.player(1, geom.V(0, 0, 0), 0)
+	a.player(2, geom.V(0, 0, 1.5), 0)
+	a.fire(attacker, "bite", geom.V(0, 1.7, 0.2), geom.V(0, 0, 1))
+	ev := a.step()[0]
+	if !ev.Head || ev.Damage != 30 {
+		t.Errorf("a bite at head height: %+v", ev)
+	}
+}
+
+// Who gets the kill never depends on bucketing, even when two hits of one
+// shooter carry the same shot counter in the same tick.
+func TestKillCreditDoesNotDependOnBucketing(t *testing.T) {
+	defs := []weapons.Definition{
+		{Name: "rifle", Kind: weapons.KindHitscan, Range: 50, Damage: 60},
+		{Name: "needle", Kind: weapons.KindProjectile, Speed: 400, Radius: 0.1, LifetimeTicks: 5, Damage: 60, Mode: weapons.ModeCatchUp},
+	}
+	var results [2][]ecs.ShotEvent
+	for i, bucketing := range []bool{true, false} {
+		cfg := systems.DefaultConfig()
+		cfg.Weapons = defs
+		cfg.LagComp.Bucketing = bucketing
+		sim, err := systems.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shooter := sim.SpawnPlayer(systems.PlayerSpec{Team: 1, Hitbox: hb})
+		sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Hitbox: hb, Health: 100, Pos: geom.V(0, 0, 10)})
+		for range 5 {
+			sim.Step()
+		}
+		for w := range uint16(2) {
+			sim.Commands.Fire = append(sim.Commands.Fire, ecs.FireCommand{Shooter: shooter, Weapon: w, Shot: 7, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1), Scripted: true})
+		}
+		sim.Step()
+		results[i] = append([]ecs.ShotEvent(nil), sim.Events.Shots...)
+		if len(sim.Events.Kills) != 1 {
+			t.Fatalf("kills %+v", sim.Events.Kills)
+		}
+	}
+	for i := range results[0] {
+		a, b := results[0][i], results[1][i]
+		if a.Weapon != b.Weapon || a.Dealt != b.Dealt {
+			t.Fatalf("bucketing changes the outcome: %+v vs %+v", results[0], results[1])
+		}
+	}
+}

@@ -25,7 +25,7 @@ const Kind = "chain_lightning"
 // Register adds the kind to reg, with its three params.
 func Register(reg *weapons.Registry) error {
 	return reg.Register(Kind, New,
-		weapons.Param{Name: "jumps", Default: 2, Min: 0, Max: 8},
+		weapons.Param{Name: "jumps", Default: 2, Min: 0, Max: 8, Integer: true},
 		weapons.Param{Name: "jump_range", Default: 6, Min: 0.5, Max: 30},
 		weapons.Param{Name: "decay", Default: 0.7, Min: 0, Max: 1},
 	)
