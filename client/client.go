@@ -71,17 +71,19 @@ func (e *RejectError) Error() string {
 
 // Client is a connected player.
 type Client struct {
-	cfg      Config
-	conn     *quic.Conn
-	tr       *quic.Transport
-	udp      *net.UDPConn
-	closing  sync.Once
-	stream   *quic.Stream
-	welcome  protocol.Welcome
-	params   movement.Params
-	hitbox   ecs.Hitbox
-	mapBoxes []geom.AABB
-	dt       time.Duration
+	cfg       Config
+	conn      *quic.Conn
+	tr        *quic.Transport
+	udp       *net.UDPConn
+	closing   sync.Once
+	done      chan struct{} // closed when the client leaves
+	stream    *quic.Stream
+	welcome   protocol.Welcome
+	welcomeAt time.Time // when the Welcome arrived: the server clock has run since
+	params    movement.Params
+	hitbox    ecs.Hitbox
+	mapBoxes  []geom.AABB
+	dt        time.Duration
 
 	datagrams chan []byte
 	events    chan protocol.Event
@@ -109,6 +111,7 @@ type Client struct {
 	haveSnap   bool
 	renderTime float64 // server ticks
 	interp     float64 // InterpDelay in ticks
+	snapEvery  int64   // ticks between snapshots
 
 	// Clock.
 	scale float64 // tick interval multiplier: <1 runs faster
@@ -190,7 +193,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		udp.Close()
 		return nil, fmt.Errorf("client: dial %s: %w", cfg.Addr, err)
 	}
-	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
+	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}), datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
 		ackedInput: -1, reconciled: -1, scale: 1,
 		sendBuf: make([]byte, 0, protocol.MaxDatagram)}
 	if err := c.join(ctx); err != nil {
@@ -238,7 +241,7 @@ func (c *Client) join(ctx context.Context) error {
 	if w.Version != protocol.Version {
 		return fmt.Errorf("client: server speaks protocol version %d", w.Version)
 	}
-	c.welcome = w
+	c.welcome, c.welcomeAt = w, time.Now()
 	c.dt = time.Second / time.Duration(w.TickRate)
 	c.params = movement.Params{Speed: w.Speed, Arena: geom.AABB{Min: vec(w.Arena.Min), Max: vec(w.Arena.Max)}}
 	c.hitbox = ecs.Hitbox{Radius: w.Radius, Height: w.Height}
@@ -253,6 +256,10 @@ func (c *Client) join(ctx context.Context) error {
 	}
 	c.refill()
 	c.interp = c.cfg.InterpDelay.Seconds() * float64(w.TickRate)
+	c.snapEvery = 1
+	if w.SnapshotRate > 0 && w.TickRate >= w.SnapshotRate {
+		c.snapEvery = int64(w.TickRate / w.SnapshotRate)
+	}
 	return nil
 }
 
@@ -297,7 +304,11 @@ func (c *Client) readEvents() {
 			continue
 		}
 		if ev, err := protocol.DecodeEvent(payload); err == nil {
-			c.events <- ev
+			select {
+			case c.events <- ev:
+			case <-c.done: // nobody will read it any more
+				return
+			}
 		}
 	}
 }
@@ -315,10 +326,15 @@ func (e *CloseError) Error() string {
 // Run plays until ctx ends (then it leaves and returns nil) or the server
 // closes the connection (then it returns a *CloseError or the network error).
 func (c *Client) Run(ctx context.Context) error {
+	// The server is at its Welcome tick plus the time since (Run may start
+	// well after Dial); an input sent now arrives half a round trip later,
+	// and the Welcome left half a round trip before it arrived.
+	rate := float64(c.welcome.TickRate)
 	rtt := c.conn.ConnectionStats().SmoothedRTT
-	c.tick = int64(c.welcome.ServerTick) + int64(math.Ceil(rtt.Seconds()*float64(c.welcome.TickRate))) + int64(c.cfg.Lead)
+	since := time.Since(c.welcomeAt).Seconds() * rate
+	c.tick = int64(c.welcome.ServerTick) + int64(math.Ceil(since+rtt.Seconds()*rate)) + int64(c.cfg.Lead)
 	c.firstTick = c.tick
-	c.renderTime = float64(c.welcome.ServerTick) - c.interp
+	c.renderTime = float64(c.welcome.ServerTick) + since - c.interp
 	next := time.Now()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -361,6 +377,7 @@ func (c *Client) Close() error {
 // the socket; once.
 func (c *Client) leave(reason string) {
 	c.closing.Do(func() {
+		close(c.done)
 		c.conn.CloseWithError(protocol.CloseNormal, reason)
 		c.tr.Close()
 		c.udp.Close()

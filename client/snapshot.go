@@ -20,69 +20,102 @@ const correctionThreshold = 1e-6
 const snapThreshold = 2.0
 
 func (c *Client) drainSnapshots() {
+	var newest protocol.SnapshotHeader
+	fresh := false
 	for {
 		select {
 		case d, ok := <-c.datagrams:
 			if !ok {
 				c.datagrams = nil
-				return
+				break
 			}
-			c.onDatagram(d)
+			if h, isNew := c.onDatagram(d); isNew {
+				newest, fresh = h, true
+			}
+			continue
 		default:
-			return
 		}
+		break
+	}
+	if fresh { // the clock moves once a tick, on the newest news
+		c.adjustClock(&newest)
 	}
 }
 
-func (c *Client) onDatagram(d []byte) {
+// slot is where the state of a snapshot tick is kept: snapshots are counted
+// (the server deltas against any of its last stateRing snapshots, which span
+// stateRing·(tick rate / snapshot rate) ticks).
+func (c *Client) slot(tick uint32) *protocol.State {
+	return &c.states[(int64(tick)/c.snapEvery)%stateRing]
+}
+
+// onDatagram decodes a snapshot against its baseline, keeps it, and
+// reconciles with it when it is the newest; it reports whether it was.
+func (c *Client) onDatagram(d []byte) (protocol.SnapshotHeader, bool) {
 	var h protocol.SnapshotHeader
 	if err := protocol.DecodeSnapshotHeader(d, &h); err != nil {
 		c.stats.SnapshotsDropped++
-		return
+		return h, false
+	}
+	if c.haveSnap && int64(c.newestSnap)-int64(h.Tick) >= c.window() {
+		c.stats.SnapshotsDropped++ // too late: its slot holds a newer state now
+		return h, false
 	}
 	var base *protocol.State
 	if h.Baseline != protocol.NoTick {
-		if b := &c.states[h.Baseline%stateRing]; b.Tick == h.Baseline && c.stateValid(b) {
+		if b := c.slot(h.Baseline); b.Tick == h.Baseline && c.stateValid(b) {
 			base = b
 		} else {
 			c.stats.SnapshotsDropped++ // its baseline is gone; the next ack fixes it
-			return
+			return h, false
 		}
 	} else {
 		c.stats.FullSnapshots++
 	}
 	if err := protocol.DecodeSnapshot(d, base, &h, &c.scratch); err != nil {
 		c.stats.SnapshotsDropped++
-		return
+		return h, false
 	}
-	slot := &c.states[h.Tick%stateRing]
+	slot := c.slot(h.Tick)
 	*slot, c.scratch = c.scratch, *slot // keep both slices' storage
 	c.stats.Snapshots++
 	if c.haveSnap && h.Tick <= c.newestSnap {
-		return // late: kept as a baseline, but nothing newer to learn
+		return h, false // late: kept as a baseline, but nothing newer to learn
 	}
 	c.newestSnap, c.haveSnap = h.Tick, true
 	c.stats.ServerTick = h.Tick
-	c.adjustClock(&h)
 	c.reconcile(&h)
+	return h, true
 }
 
+// window is how many ticks back the kept states reach.
+func (c *Client) window() int64 { return stateRing * c.snapEvery }
+
 // stateValid guards against a slot left from long ago whose tick happens to
-// match: only the last stateRing ticks are trusted.
+// match: only the states of the last stateRing snapshots are trusted.
 func (c *Client) stateValid(s *protocol.State) bool {
-	return !c.haveSnap || (s.Tick <= c.newestSnap && int64(c.newestSnap)-int64(s.Tick) < stateRing)
+	return !c.haveSnap || (s.Tick <= c.newestSnap && int64(c.newestSnap)-int64(s.Tick) < c.window())
 }
 
 // adjustClock keeps the client's inputs Lead ticks ahead of the server:
 // slightly faster ticks when they arrive late, slower when too early, a jump
-// when far off (Overwatch-style time dilation).
+// when far off (Overwatch-style time dilation). The lead means nothing
+// until the server has received an input sent on the current clock: one
+// from before it (before the join, or before a jump) is older than
+// firstTick, or newer than the clock after a jump back.
 func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
+	if n := int64(h.Tick) + int64(h.InputLead); n < c.firstTick || n > c.tick {
+		return
+	}
 	lead := int(h.InputLead)
 	want := c.cfg.Lead
 	switch {
 	case lead < want-8 || lead > want+24:
 		rtt := c.conn.ConnectionStats().SmoothedRTT.Seconds() * float64(c.welcome.TickRate)
 		c.tick = int64(h.Tick) + int64(math.Ceil(rtt)) + int64(want)
+		// Send nothing from before the jump: the ring holds no input for the
+		// ticks skipped, only older ones.
+		c.firstTick = c.tick
 		c.stats.ClockJumps++
 		c.scale = 1
 	case lead < want:
@@ -113,8 +146,12 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	if !wasAlive {
 		c.refill() // respawned, with a full arsenal
 	}
-	k := int64(h.InputAck)
-	if h.InputAck == protocol.NoTick || k < c.reconciled {
+	// The server's position is the state after the snapshot's tick: its
+	// inputs up to input_ack applied, any later tick rooted (their inputs
+	// come too late now). So compare with the prediction of that tick and
+	// replay the ticks after it.
+	k := int64(h.Tick)
+	if k < c.reconciled || k < c.firstTick {
 		return
 	}
 	c.reconciled = k

@@ -251,4 +251,7 @@ type InputQueue struct {
 	Applied int64
 	Used    uint64
 	Rooted  uint64
+	// Recent has bit i set when the input of tick now−1−i was applied: a
+	// late copy of it is a duplicate, a late input of a rooted tick stale.
+	Recent uint64
 }

@@ -32,7 +32,8 @@ type Config struct {
 	MaxPlayers   int           `koanf:"max_players"`
 	IdleTimeout  time.Duration `koanf:"idle_timeout"`
 	// MaxDatagramRate is how many datagrams per second a client may send
-	// before the excess is dropped (a flood guard; a client sends one per tick).
+	// before the excess is dropped (a flood guard; a client sends one per
+	// tick, so at least twice tick_rate).
 	MaxDatagramRate int           `koanf:"max_datagram_rate"`
 	TLS             TLSConfig     `koanf:"tls"`
 	LagComp         LagCompConfig `koanf:"lagcomp"`
@@ -112,7 +113,7 @@ func DefaultConfig() Config {
 		MaxRooms:        256,
 		MaxPlayers:      12,
 		IdleTimeout:     10 * time.Second,
-		MaxDatagramRate: 100,
+		MaxDatagramRate: 300,
 		LagComp:         LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
 			Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
@@ -312,8 +313,10 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("max_players", "%d is outside 1..255", c.MaxPlayers)
 	case c.IdleTimeout < time.Second:
 		return bad("idle_timeout", "%v is below 1s", c.IdleTimeout)
-	case c.MaxDatagramRate < c.TickRate:
-		return bad("max_datagram_rate", "%d is below tick_rate %d: clients send one input per tick", c.MaxDatagramRate, c.TickRate)
+	case c.MaxDatagramRate < 2*c.TickRate:
+		// A client sends one input per tick, but runs up to 11% fast while
+		// it catches up, and jitter delivers packets in bunches.
+		return bad("max_datagram_rate", "%d is below twice tick_rate %d: clients send one input per tick, in bursts", c.MaxDatagramRate, c.TickRate)
 	case (c.TLS.Cert == "") != (c.TLS.Key == ""):
 		return bad("tls", "cert and key go together")
 	}

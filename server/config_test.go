@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -109,6 +110,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"missing file", "", "", nil, ""},
 		{"out of range", "c.toml", "tick_rate = 0\n", nil, "config: tick_rate: 0 is outside 1..1000"},
 		{"snapshot rate", "c.toml", "snapshot_rate = 7\n", nil, "config: snapshot_rate: 7 must divide tick_rate 20"},
+		{"datagram rate", "c.toml", "max_datagram_rate = 30\n", nil, "config: max_datagram_rate: 30 is below twice tick_rate 20"},
 		{"window", "c.toml", "[lagcomp]\nwindow_ticks = -1\n", nil, "config: lagcomp.window_ticks: -1 is outside 0..1024"},
 		{"box", "c.toml", "[arena]\nboxes = [{min = [0, 0, 0], max = [1, -1, 1]}]\n", nil, "config: arena.boxes[0]: min"},
 		{"log level", "c.toml", "[log]\nlevel = \"loud\"\n", nil, "config: log.level"},
@@ -181,5 +183,49 @@ func TestWeaponsFile(t *testing.T) {
 	cfg.WeaponsFile = "/nonexistent/weapons.toml"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "config: weapons_file: weapons: open /nonexistent/weapons.toml") {
 		t.Errorf("a missing weapons file: %v", err)
+	}
+}
+
+// What the protocol cannot carry is refused when the server is made, naming
+// what is too big, instead of being cut short on the wire.
+func TestBeyondTheWire(t *testing.T) {
+	long := strings.Repeat("r", 33)
+	many := strings.Builder{}
+	for i := range 256 {
+		fmt.Fprintf(&many, "[[weapons]]\nname = \"w%d\"\nkind = \"hitscan\"\nrange = 10.0\n", i)
+	}
+	boxes := make([]Box, 1400)
+	for i := range boxes {
+		boxes[i] = Box{Min: [3]float64{0, 0, 0}, Max: [3]float64{1, 1, 1}}
+	}
+	tests := []struct {
+		name, weapons string
+		boxes         []Box
+		want          string
+	}{
+		{"weapon name", "[[weapons]]\nname = \"" + long + "\"\nkind = \"hitscan\"\nrange = 10.0\n", nil,
+			"config: weapons_file: " + long + ": the name is 33 bytes, the protocol carries at most 32"},
+		{"class name", "[[weapons]]\nname = \"rifle\"\nkind = \"hitscan\"\nrange = 10.0\n[[classes]]\nname = \"" + long + "\"\nweapons = [\"rifle\"]\n", nil,
+			"config: weapons_file: class " + long + ": the name is 33 bytes, a Join carries at most 32"},
+		{"weapon count", many.String(), nil, "config: weapons_file: 256 weapons, the protocol carries at most 255"},
+		{"map size", "", boxes, "config: arena.boxes: 1400 boxes make a Welcome of up to"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			if tt.weapons != "" {
+				cfg.WeaponsFile = writeConfig(t, "weapons.toml", tt.weapons)
+			}
+			cfg.Arena.Boxes = tt.boxes
+			_, err := New(cfg, zerolog.Nop())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	cfg := DefaultConfig()
+	cfg.Arena.Boxes = boxes[:1000] // about 48 kB of Welcome: fits
+	if _, err := New(cfg, zerolog.Nop()); err != nil {
+		t.Errorf("1000 boxes: %v", err)
 	}
 }

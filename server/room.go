@@ -95,7 +95,8 @@ type member struct {
 
 	ring        [snapRing]protocol.State // what the client knows if it got each recent snapshot
 	acked       uint32                   // the newest snapshot the client acknowledged, NoTick
-	newestInput int64                    // the newest input tick received
+	newestInput int64                    // the newest input tick of the latest packet
+	kicked      bool                     // being disconnected
 	target      protocol.State           // the world without the member itself, reused
 
 	stats PlayerStats
@@ -335,7 +336,9 @@ func (r *room) applyInputs(mem *member, p *protocol.InputPacket) {
 			mem.stats.Clamped++
 		}
 	}
-	mem.newestInput = max(mem.newestInput, int64(p.Newest))
+	// The lead the client steers by: its latest packet's newest input (a
+	// maximum would stick after the client's clock jumps back).
+	mem.newestInput = int64(p.Newest)
 	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(r.sim.Now()) {
 		mem.acked = a
 	}
@@ -412,9 +415,18 @@ func (r *room) broadcast(e protocol.Event) {
 // event queues an event for a member; a client whose queue is full is not
 // reading its control stream and is disconnected.
 func (r *room) event(m *member, e protocol.Event) {
-	if !m.sess.queueEvent(e) {
-		r.srv.m.eventsDropped.Inc()
-		m.sess.conn.CloseWithError(protocol.CloseSlow, "control stream not read")
+	if m.sess.queueEvent(e) {
+		return
+	}
+	r.srv.m.eventsDropped.Inc()
+	if !m.kicked {
+		m.kicked = true
+		// Closing writes to the network: never on the room's goroutine.
+		r.srv.wg.Add(1)
+		go func() {
+			defer r.srv.wg.Done()
+			m.sess.conn.CloseWithError(protocol.CloseSlow, "control stream not read")
+		}()
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/weapons"
 )
@@ -66,9 +69,43 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc, weapons: file, catalog: catalog,
 		rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
+	if err := fitsTheWire(&cfg, file, catalog); err != nil {
+		return nil, err
+	}
 	s.welcome = welcomeTemplate(&cfg, catalog)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// fitsTheWire checks what the protocol carries in one byte or one frame:
+// weapon ids in events and inputs, names in the Welcome and the Join, and the
+// Welcome itself. A definition file beyond them would be cut short on the
+// wire, silently; it is refused here instead, naming what is too big.
+func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
+	if cat.Len() > math.MaxUint8 {
+		return fmt.Errorf("config: weapons_file: %d weapons, the protocol carries at most %d", cat.Len(), math.MaxUint8)
+	}
+	for id := range cat.Len() {
+		d := cat.At(uint16(id))
+		if len(d.Name) > protocol.MaxNameLen {
+			return fmt.Errorf("config: weapons_file: %s: the name is %d bytes, the protocol carries at most %d", d.Name, len(d.Name), protocol.MaxNameLen)
+		}
+		if len(d.Kind) > protocol.MaxNameLen {
+			return fmt.Errorf("config: weapons_file: %s.kind: %q is %d bytes, the protocol carries at most %d", d.Name, d.Kind, len(d.Kind), protocol.MaxNameLen)
+		}
+	}
+	for _, cl := range file.Classes {
+		if len(cl.Name) > protocol.MaxNameLen {
+			return fmt.Errorf("config: weapons_file: class %s: the name is %d bytes, a Join carries at most %d", cl.Name, len(cl.Name), protocol.MaxNameLen)
+		}
+	}
+	w := welcomeTemplate(c, cat)
+	w.Class = strings.Repeat("x", protocol.MaxNameLen)
+	w.Loadout = make([]uint8, ecs.MaxLoadout)
+	if n := 1 + len(protocol.AppendWelcome(nil, &w)); n > protocol.MaxControl {
+		return fmt.Errorf("config: arena.boxes: %d boxes make a Welcome of up to %d bytes, over the control frame limit of %d", len(c.Arena.Boxes), n, protocol.MaxControl)
+	}
+	return nil
 }
 
 // welcomeTemplate is what every welcome says about the room's rules.

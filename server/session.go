@@ -90,6 +90,9 @@ func (se *session) run() {
 	}
 	se.log = se.log.With().Str("room", join.Room).Uint32("player", rep.welcome.Player).Str("name", join.Name).Logger()
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgWelcome, protocol.AppendWelcome(nil, &rep.welcome)); err != nil {
+		// Only a broken stream gets here (New checked that a Welcome fits):
+		// the client cannot play without it.
+		se.conn.CloseWithError(protocol.CloseProtocol, "welcome not sent")
 		r.leave(se)
 		return
 	}
@@ -103,16 +106,21 @@ func (se *session) run() {
 	se.log.Info().Msg("left")
 }
 
-// readJoin accepts the control stream and reads the Join within 5 seconds.
+// joinTimeout is how long a connection has to open its control stream and
+// send its Join, all told: an idle connection holds a slot.
+const joinTimeout = 5 * time.Second
+
+// readJoin accepts the control stream and reads the Join within joinTimeout.
 func (se *session) readJoin() (*quic.Stream, protocol.Join, error) {
-	ctx, cancel := context.WithTimeout(se.conn.Context(), 5*time.Second)
+	deadline := time.Now().Add(joinTimeout)
+	ctx, cancel := context.WithDeadline(se.conn.Context(), deadline)
 	defer cancel()
 	stream, err := se.conn.AcceptStream(ctx)
 	if err != nil {
 		se.conn.CloseWithError(protocol.CloseProtocol, "no control stream")
 		return nil, protocol.Join{}, err
 	}
-	stream.SetReadDeadline(time.Now().Add(5 * time.Second))
+	stream.SetReadDeadline(deadline)
 	typ, payload, _, err := protocol.ReadFrame(stream, nil)
 	if err != nil {
 		se.conn.CloseWithError(protocol.CloseProtocol, "no join")

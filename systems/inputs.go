@@ -8,9 +8,11 @@ type InputVerdict uint8
 const (
 	// InputQueued: the input waits for its tick.
 	InputQueued InputVerdict = iota
-	// InputStale: its tick has already been simulated; the player was rooted then.
+	// InputStale: its tick has already been simulated without it: the player
+	// was rooted then.
 	InputStale
-	// InputDuplicate: the tick's input is already queued (a redundant copy).
+	// InputDuplicate: the tick's input is already queued, or was applied (a
+	// redundant copy).
 	InputDuplicate
 	// InputTooEarly: the tick is further ahead than the queue holds, so the
 	// player cannot run ahead of server time; dropped.
@@ -25,9 +27,9 @@ func (v InputVerdict) String() string {
 }
 
 // QueueInput hands a player the input for in.Tick. Each tick's input is
-// applied once, at that tick: copies of an input already queued are
-// duplicates, inputs for ticks already simulated are stale, and inputs more
-// than ecs.InputQueueLen−1 ticks ahead are dropped.
+// applied once, at that tick: copies of an input already queued or applied
+// are duplicates, inputs for ticks simulated without them are stale, and
+// inputs more than ecs.InputQueueLen−1 ticks ahead are dropped.
 func (s *Simulation) QueueInput(player ecs.Entity, in ecs.Input) InputVerdict {
 	if !s.World.Alive(player) {
 		return InputNoPlayer
@@ -39,6 +41,9 @@ func (s *Simulation) QueueInput(player ecs.Entity, in ecs.Input) InputVerdict {
 	now := s.Clock.Tick
 	switch {
 	case in.Tick < now:
+		if age := now - 1 - in.Tick; age < 64 && queue.Recent>>age&1 == 1 {
+			return InputDuplicate
+		}
 		return InputStale
 	case in.Tick >= now+ecs.InputQueueLen:
 		return InputTooEarly

@@ -222,7 +222,7 @@ func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
 	if p.Controlled {
 		s.inputMap.Add(e)
 		q, _ := s.inputMap.Get(e)
-		q.Applied = s.Clock.Tick - 1
+		q.Applied = -1
 		for i := range q.Slots {
 			q.Slots[i].Tick = -1
 		}

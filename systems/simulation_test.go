@@ -117,8 +117,11 @@ func TestQueueInputRules(t *testing.T) {
 	if math.Abs(tf.Pos.Z-0.3) > 1e-12 {
 		t.Errorf("after one tick forward: %v, want z=0.3 (the first copy of tick 1's input)", tf.Pos)
 	}
-	if got := s.QueueInput(p, ecs.Input{Tick: 1}); got != InputStale {
-		t.Errorf("an applied tick's input again: %v", got)
+	if got := s.QueueInput(p, ecs.Input{Tick: 1}); got != InputDuplicate {
+		t.Errorf("an applied tick's input again: %v, want a duplicate", got)
+	}
+	if got := s.QueueInput(p, ecs.Input{Tick: 0}); got != InputStale {
+		t.Errorf("a late input of a tick simulated without it: %v, want stale", got)
 	}
 }
 
@@ -144,7 +147,7 @@ func TestRootedWithoutInput(t *testing.T) {
 		t.Errorf("rooted tick moved to %v or fired %d shots", z(), shots())
 	}
 	q, _ := s.inputMap.Get(p)
-	if q.Rooted != 1 || q.Applied != 0 {
+	if q.Rooted != 1 || q.Applied != 0 || q.Recent != 0b10 {
 		t.Errorf("rooted %d applied %d", q.Rooted, q.Applied)
 	}
 	s.Step() // tick 2: input resumes

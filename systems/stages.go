@@ -20,11 +20,13 @@ func (s *Simulation) applyInputs() {
 	for q.Next() {
 		queue, in, lag, tf := q.Get()
 		slot := &queue.Slots[now%ecs.InputQueueLen]
+		queue.Recent <<= 1
 		if slot.Tick == now {
 			*in = *slot
 			slot.Tick = -1
 			queue.Applied = now
 			queue.Used++
+			queue.Recent |= 1
 			lag.Ticks = float64(now) - in.ViewTime.Ticks()
 			continue
 		}

@@ -127,3 +127,37 @@ func TestHitsSeenAreConfirmed(t *testing.T) {
 		})
 	}
 }
+
+// A client that starts running well after it joined sets its clock by the
+// time passed since the Welcome: its first inputs already arrive in time,
+// with no clock jump and none lost.
+func TestLateRunKeepsInputs(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, nil)
+	addr := shim(t, srv, 100*time.Millisecond, 0, 0, 5)
+	c := dial(t, client.Config{Addr: addr, Room: "late", Name: "late", Input: strafer(30)})
+	waitTicks(t, srv, "late", 60) // the room runs on without the client's inputs
+	before := playerStats(t, srv, "late", c.ID())
+	stop := start(c)
+	waitTicks(t, srv, "late", 20) // a round trip and the lead
+	p0 := playerStats(t, srv, "late", c.ID())
+	waitTicks(t, srv, "late", 120)
+	p1 := playerStats(t, srv, "late", c.ID())
+	for _, err := range stop() {
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	st := c.Stats()
+	t.Logf("applied %d of %d ticks, %d clock jumps, %d corrections", p1.Applied-p0.Applied,
+		p1.Applied-p0.Applied+p1.Rooted-p0.Rooted, st.ClockJumps, st.Corrections)
+	if before.Applied != 0 {
+		t.Fatalf("%d inputs applied before the client ran", before.Applied)
+	}
+	if st.ClockJumps != 0 {
+		t.Errorf("%d clock jumps: the clock started off", st.ClockJumps)
+	}
+	if rooted := p1.Rooted - p0.Rooted; rooted != 0 {
+		t.Errorf("%d ticks rooted without an input after the first round trip", rooted)
+	}
+}
