@@ -53,6 +53,23 @@ type InputSource interface {
 	Intent(v *View) Intent
 }
 
+// HoldFire wraps an InputSource and cancels its firing while Hold is set:
+// stop shooting a little before leaving, and every hit event of the shots
+// fired arrives before the connection closes.
+type HoldFire struct {
+	Source InputSource
+	Hold   *atomic.Bool
+}
+
+// Intent is Source's intent, without firing while Hold is set.
+func (h HoldFire) Intent(v *View) Intent {
+	in := h.Source.Intent(v)
+	if h.Hold.Load() {
+		in.Fire = false
+	}
+	return in
+}
+
 // Intent is what a player does for one tick.
 type Intent struct {
 	MoveX, MoveZ float64 // strafe right and forward, each in [−1, 1]

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,21 +181,6 @@ func strafer(period int64) scripted {
 func name(t *testing.T, s string) string { return fmt.Sprintf("%s-%s", t.Name(), s) }
 
 func vec(a [3]float64) geom.Vec3 { return geom.V(a[0], a[1], a[2]) }
-
-// holdFire wraps an InputSource and stops its firing once hold is set, so a
-// test can let every hit event arrive before it stops.
-type holdFire struct {
-	src  client.InputSource
-	hold *atomic.Bool
-}
-
-func (h holdFire) Intent(v *client.View) client.Intent {
-	in := h.src.Intent(v)
-	if h.hold.Load() {
-		in.Fire = false
-	}
-	return in
-}
 
 func nopLog() zerolog.Logger { return zerolog.Nop() }
 

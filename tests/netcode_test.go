@@ -106,7 +106,7 @@ func TestHitsSeenAreConfirmed(t *testing.T) {
 			target := dial(t, client.Config{Addr: srv.Addr().String(), Room: "lagcomp", Name: "target", Team: 1, Input: strafer(25)})
 			var hold atomic.Bool
 			shooter := dial(t, client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
-				Input: holdFire{client.NewBot(client.BotConfig{Still: true}), &hold}})
+				Input: client.HoldFire{Source: client.NewBot(client.BotConfig{Still: true}), Hold: &hold}})
 			stop := start(target, shooter)
 			waitTicks(t, srv, "lagcomp", 240)
 			hold.Store(true) // then give the last hit events a round trip to arrive

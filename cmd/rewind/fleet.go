@@ -34,20 +34,6 @@ type fleet struct {
 	hold atomic.Bool // set near the end: the bots stop firing so every hit event arrives
 }
 
-// holdable stops a bot's firing once the fleet holds fire.
-type holdable struct {
-	src  client.InputSource
-	hold *atomic.Bool
-}
-
-func (h holdable) Intent(v *client.View) client.Intent {
-	in := h.src.Intent(v)
-	if h.hold.Load() {
-		in.Fire = false
-	}
-	return in
-}
-
 // holdFireBefore makes the bots stop firing quiet before ctx's deadline, so
 // that the report counts the server's answer to every shot.
 func (f *fleet) holdFireBefore(ctx context.Context, quiet time.Duration) {
@@ -76,7 +62,7 @@ func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
 		}
 		c, err := client.Dial(ctx, client.Config{
 			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
-			Input:       holdable{client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), &f.hold},
+			Input:       client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
 			Redundancy:  fc.redundancy,
 			InterpDelay: fc.interp,
 		})
