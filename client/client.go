@@ -98,7 +98,6 @@ type Client struct {
 	welcome   protocol.Welcome
 	welcomeAt time.Time // when the Welcome arrived: the server clock has run since
 	params    movement.Params
-	hitbox    ecs.Hitbox
 	mapBoxes  []geom.AABB
 	dt        time.Duration
 
@@ -122,7 +121,7 @@ type Client struct {
 	shots      [shotRing]shotRecord // recent shots, by shot id modulo shotRing
 
 	// Snapshots and interpolation.
-	states     [stateRing]protocol.State
+	states     [protocol.Baselines]protocol.State // decoded snapshots: baselines, and interpolated
 	scratch    protocol.State
 	newestSnap uint32
 	haveSnap   bool
@@ -160,10 +159,6 @@ const shotRing = 256
 
 // ringSize is the prediction ring: 51 s of ticks at 20 Hz (seed 001's 1024).
 const ringSize = 1024
-
-// stateRing is how many decoded snapshots are kept, as baselines and for
-// interpolation.
-const stateRing = 32
 
 type frame struct {
 	tick int64
@@ -213,6 +208,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}), datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
 		ackedInput: -1, reconciled: -1, scale: 1,
 		sendBuf: make([]byte, 0, protocol.MaxDatagram)}
+	for i := range c.states {
+		c.states[i].Tick = protocol.NoTick // no snapshot kept there yet
+	}
 	if err := c.join(ctx); err != nil {
 		c.leave("join failed")
 		return nil, err
@@ -260,18 +258,21 @@ func (c *Client) join(ctx context.Context) error {
 	}
 	c.welcome, c.welcomeAt = w, time.Now()
 	c.dt = time.Second / time.Duration(w.TickRate)
-	c.params = movement.Params{Speed: w.Speed, Arena: geom.AABB{Min: vec(w.Arena.Min), Max: vec(w.Arena.Max)}}
-	c.hitbox = ecs.Hitbox{Radius: w.Radius, Height: w.Height}
+	c.params = movement.Params{Speed: w.Speed, Arena: w.Arena.AABB()}
 	for _, b := range w.Map {
-		c.mapBoxes = append(c.mapBoxes, geom.AABB{Min: vec(b.Min), Max: vec(b.Max)})
+		c.mapBoxes = append(c.mapBoxes, b.AABB())
 	}
-	c.tf.Pos = vec(w.Spawn)
+	c.tf.Pos = geom.FromArray(w.Spawn)
 	c.alive = true
 	for _, wi := range w.Weapons {
 		c.defs = append(c.defs, weapons.Definition{Name: wi.Name, Kind: wi.Kind, FireInterval: int(wi.FireInterval),
 			Magazine: int(wi.Magazine), ReloadTicks: int(wi.ReloadTicks)})
 	}
-	c.refill()
+	ids := make([]uint16, len(w.Loadout))
+	for i, id := range w.Loadout {
+		ids[i] = uint16(id)
+	}
+	c.arsenal = weapons.Arm(ids, c.defs)
 	c.interp = c.cfg.InterpDelay.Seconds() * float64(w.TickRate)
 	c.snapEvery = 1
 	if w.SnapshotRate > 0 && w.TickRate >= w.SnapshotRate {
@@ -279,8 +280,6 @@ func (c *Client) join(ctx context.Context) error {
 	}
 	return nil
 }
-
-func vec(a [3]float64) geom.Vec3 { return geom.V(a[0], a[1], a[2]) }
 
 // Welcome returns what the server said at the join.
 func (c *Client) Welcome() protocol.Welcome { return c.welcome }
@@ -429,7 +428,7 @@ func (c *Client) step() {
 			f.q.Shot = c.shot
 		}
 	}
-	f.in = dequantize(c.tick, &f.q)
+	f.in = f.q.Value(c.tick)
 	if c.alive {
 		movement.Step(&c.tf, &c.vel, &f.in, c.dt.Seconds(), c.params)
 	}
@@ -445,24 +444,6 @@ func (c *Client) step() {
 	c.prediction = Prediction{Tick: c.tick, Pos: c.tf.Pos, Acked: c.ackedInput, Server: c.serverPos}
 	c.mu.Unlock()
 	c.tick++
-}
-
-// refill gives the player its loadout with full magazines, as a (re)spawn does.
-func (c *Client) refill() {
-	c.arsenal = ecs.Arsenal{}
-	for i, id := range c.welcome.Loadout {
-		if i < ecs.MaxLoadout {
-			c.arsenal.Slots[i] = ecs.WeaponState{Weapon: uint16(id), Ammo: c.defs[id].Magazine}
-			c.arsenal.Count++
-		}
-	}
-}
-
-// dequantize is the input exactly as the server will apply it.
-func dequantize(tick int64, q *protocol.Input) ecs.Input {
-	return ecs.Input{Tick: tick, MoveX: protocol.AxisValue(q.MoveX), MoveZ: protocol.AxisValue(q.MoveZ),
-		Yaw: protocol.YawValue(q.Yaw), Pitch: protocol.PitchValue(q.Pitch), Buttons: q.Buttons,
-		Weapon: uint16(q.Weapon), Shot: uint32(q.Shot), ViewTime: ecs.ViewTimeOf(float64(tick) - protocol.LagValue(q.ViewLag))}
 }
 
 // sendInputs sends every input the server has not acknowledged, newest last,

@@ -7,6 +7,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 // correctionThreshold is the prediction error, in metres, above which the
@@ -43,10 +44,9 @@ func (c *Client) drainSnapshots() {
 }
 
 // slot is where the state of a snapshot tick is kept: snapshots are counted
-// (the server deltas against any of its last stateRing snapshots, which span
-// stateRing·(tick rate / snapshot rate) ticks).
+// (the server deltas against any of its last protocol.Baselines snapshots).
 func (c *Client) slot(tick uint32) *protocol.State {
-	return &c.states[(int64(tick)/c.snapEvery)%stateRing]
+	return &c.states[protocol.BaselineSlot(tick, c.snapEvery)]
 }
 
 // onDatagram decodes a snapshot against its baseline, keeps it, and
@@ -89,10 +89,10 @@ func (c *Client) onDatagram(d []byte) (protocol.SnapshotHeader, bool) {
 }
 
 // window is how many ticks back the kept states reach.
-func (c *Client) window() int64 { return stateRing * c.snapEvery }
+func (c *Client) window() int64 { return protocol.Baselines * c.snapEvery }
 
 // stateValid guards against a slot left from long ago whose tick happens to
-// match: only the states of the last stateRing snapshots are trusted.
+// match: only the states of the last protocol.Baselines snapshots are trusted.
 func (c *Client) stateValid(s *protocol.State) bool {
 	return !c.haveSnap || (s.Tick <= c.newestSnap && int64(c.newestSnap)-int64(s.Tick) < c.window())
 }
@@ -132,7 +132,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 // server's state and replays the inputs since.
 func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	c.health = h.Own.Health
-	server := geom.V(h.Own.Pos[0], h.Own.Pos[1], h.Own.Pos[2])
+	server := geom.FromArray(h.Own.Pos)
 	c.serverPos = server
 	wasAlive := c.alive
 	c.alive = h.Own.Alive
@@ -144,7 +144,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 		return
 	}
 	if !wasAlive {
-		c.refill() // respawned, with a full arsenal
+		weapons.Refill(&c.arsenal, c.defs) // respawned, with a full arsenal
 	}
 	// The server's position is the state after the snapshot's tick: its
 	// inputs up to input_ack applied, any later tick rooted (their inputs
@@ -201,9 +201,12 @@ func (c *Client) advanceRender() {
 // interpolated returns two snapshots around time t (a at or before, b after;
 // b nil when there is none yet) and the fraction of the way from a to b.
 func (c *Client) interpolated(t float64) (a, b *protocol.State, frac float64) {
+	if !c.haveSnap {
+		return nil, nil, 0
+	}
 	for i := range c.states {
 		s := &c.states[i]
-		if s.Tick == 0 && len(s.Players) == 0 || !c.haveSnap || !c.stateValid(s) {
+		if !c.stateValid(s) { // never written (NoTick), or from long ago
 			continue
 		}
 		st := float64(s.Tick)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
@@ -47,8 +48,7 @@ type Player struct {
 
 // Capsule returns the player's hitbox as the client shows it.
 func (v *View) Capsule(p *Player) geom.Capsule {
-	r, h := v.Welcome.Radius, v.Welcome.Height
-	return geom.Capsule{A: p.Pos.Add(geom.V(0, r, 0)), B: p.Pos.Add(geom.V(0, h-r, 0)), Radius: r}
+	return ecs.Hitbox{Radius: v.Welcome.Radius, Height: v.Welcome.Height}.Capsule(p.Pos)
 }
 
 // Eye returns where the local player's shots start.
@@ -66,22 +66,18 @@ func (c *Client) buildView() {
 	}
 	for _, pa := range a.Players {
 		p := Player{ID: pa.ID, Team: pa.State.Team, Alive: pa.State.Flags&protocol.FlagAlive != 0, Health: pa.State.Health,
-			Pos: pos(pa.State.Pos), Yaw: protocol.YawValue(pa.State.Yaw), Pitch: protocol.PitchValue(pa.State.Pitch)}
+			Pos: protocol.VecValue(pa.State.Pos), Yaw: protocol.YawValue(pa.State.Yaw), Pitch: protocol.PitchValue(pa.State.Pitch)}
 		if b != nil {
 			if j, ok := slices.BinarySearchFunc(b.Players, pa.ID, func(e protocol.Entity, id uint32) int { return int(int64(e.ID) - int64(id)) }); ok {
 				pb := b.Players[j].State
 				if pb.Flags&protocol.FlagAlive != 0 && p.Alive {
-					p.Pos = p.Pos.Lerp(pos(pb.Pos), frac)
+					p.Pos = p.Pos.Lerp(protocol.VecValue(pb.Pos), frac)
 					p.Yaw = lerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
 				}
 			}
 		}
 		v.Players = append(v.Players, p)
 	}
-}
-
-func pos(q [3]int32) geom.Vec3 {
-	return geom.V(protocol.PosValue(q[0]), protocol.PosValue(q[1]), protocol.PosValue(q[2]))
 }
 
 func lerpAngle(a, b, t float64) float64 {

@@ -8,6 +8,13 @@ type Vec3 struct{ X, Y, Z float64 }
 // V returns the vector (x, y, z).
 func V(x, y, z float64) Vec3 { return Vec3{x, y, z} }
 
+// FromArray returns the vector (a[0], a[1], a[2]): configuration and wire
+// formats carry vectors as arrays.
+func FromArray(a [3]float64) Vec3 { return Vec3{a[0], a[1], a[2]} }
+
+// Array returns v as [x, y, z].
+func (v Vec3) Array() [3]float64 { return [3]float64{v.X, v.Y, v.Z} }
+
 // Add returns v+w.
 func (v Vec3) Add(w Vec3) Vec3 { return Vec3{v.X + w.X, v.Y + w.Y, v.Z + w.Z} }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/rewind-gg/rewind/internal/splitmix"
 )
 
 // Conditions impair one direction of traffic. The zero value relays packets
@@ -71,8 +73,8 @@ func newModel(seed, stream uint64) *model {
 	// Derive both PCG words through splitmix64 so that neighbouring streams
 	// (connection 0 up, connection 0 down, connection 1 up, ...) start from
 	// unrelated states instead of states that differ by one.
-	s1 := splitmix64(seed ^ splitmix64(stream))
-	s2 := splitmix64(s1 ^ 0x6a09e667f3bcc909)
+	s1 := splitmix.Mix(seed ^ splitmix.Mix(stream))
+	s2 := splitmix.Mix(s1 ^ 0x6a09e667f3bcc909)
 	return &model{rng: rand.New(rand.NewPCG(s1, s2))}
 }
 
@@ -99,12 +101,4 @@ func (m *model) decide(now time.Time, c Conditions) decision {
 	}
 	m.floor = at
 	return decision{at: at}
-}
-
-// splitmix64 is the SplitMix64 finalizer, a cheap bijective bit mixer.
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/rewind-gg/rewind/geom"
 )
 
 // Control message types, the byte after a control frame's length.
@@ -111,6 +113,14 @@ type WeaponInfo struct {
 
 // Box is an axis-aligned box of the map.
 type Box struct{ Min, Max [3]float64 }
+
+// BoxOf is the box of an AABB.
+func BoxOf(b geom.AABB) Box { return Box{Min: b.Min.Array(), Max: b.Max.Array()} }
+
+// AABB is the box as geometry.
+func (b Box) AABB() geom.AABB {
+	return geom.AABB{Min: geom.FromArray(b.Min), Max: geom.FromArray(b.Max)}
+}
 
 // Welcome accepts a join and tells the client what it needs to predict its
 // player exactly as the server simulates it.
@@ -224,13 +234,7 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 		w.LifetimeTicks, w.FireInterval, w.Magazine = r.u16("weapon.lifetime_ticks"), r.u16("weapon.fire_interval"), r.u16("weapon.magazine")
 		w.ReloadTicks, w.WindupTicks = r.u16("weapon.reload_ticks"), r.u16("weapon.windup_ticks")
 		w.Pellets = r.u8("weapon.pellets")
-		switch r.u8("weapon.catch_up") {
-		case 0:
-		case 1:
-			w.CatchUp = true
-		default:
-			r.fail(ReasonValue, "weapon.catch_up")
-		}
+		w.CatchUp = r.bool("weapon.catch_up")
 		m.Weapons = append(m.Weapons, w)
 	}
 	nb := int(r.u16("map"))
@@ -358,13 +362,7 @@ func DecodeEvent(p []byte) (Event, error) {
 	switch e.Kind {
 	case EventHit:
 		e.Other, e.Shot, e.Weapon = r.u32("other"), r.u16("shot"), r.u8("weapon")
-		switch r.u8("head") {
-		case 0:
-		case 1:
-			e.Head = true
-		default:
-			r.fail(ReasonValue, "head")
-		}
+		e.Head = r.bool("head")
 		e.Damage, e.ViewTick, e.ViewFrac = r.f32("damage"), r.u32("view_tick"), r.u16("view_frac")
 	case EventKill:
 		e.Other, e.Weapon = r.u32("other"), r.u8("weapon")

@@ -1,5 +1,7 @@
 package protocol
 
+import "github.com/rewind-gg/rewind/ecs"
+
 // Datagram types, the second byte of every datagram.
 const (
 	DatagramInput    = 1 // client → server
@@ -25,6 +27,14 @@ type Input struct {
 	Weapon       uint8
 	Shot         uint16 // the client's shot counter, echoed in hit events
 	ViewLag      uint16 // ticks behind this input's tick the client was rendering, in 1/256 tick
+}
+
+// Value is the simulation's input of the given tick: exactly what the server
+// applies, so what a client predicts with.
+func (q *Input) Value(tick int64) ecs.Input {
+	return ecs.Input{Tick: tick, MoveX: AxisValue(q.MoveX), MoveZ: AxisValue(q.MoveZ),
+		Yaw: YawValue(q.Yaw), Pitch: PitchValue(q.Pitch), Buttons: q.Buttons,
+		Weapon: uint16(q.Weapon), Shot: uint32(q.Shot), ViewTime: ecs.ViewTimeOf(float64(tick) - LagValue(q.ViewLag))}
 }
 
 // InputPacket is an input datagram: the inputs for ticks Newest−Count+1 ..

@@ -1,6 +1,10 @@
 package protocol
 
-import "math"
+import (
+	"math"
+
+	"github.com/rewind-gg/rewind/geom"
+)
 
 // Inputs travel quantised; the client predicts with the dequantised values,
 // so client and server apply bit-identical inputs (Fiedler: quantise
@@ -67,3 +71,11 @@ func QuantizePos(v float64) int32 {
 
 // PosValue is a quantised coordinate in metres.
 func PosValue(q int32) float64 { return float64(q) / PosScale }
+
+// QuantizeVec quantises a position (or a velocity) coordinate by coordinate.
+func QuantizeVec(v geom.Vec3) [3]int32 {
+	return [3]int32{QuantizePos(v.X), QuantizePos(v.Y), QuantizePos(v.Z)}
+}
+
+// VecValue is a quantised position (or velocity).
+func VecValue(q [3]int32) geom.Vec3 { return geom.V(PosValue(q[0]), PosValue(q[1]), PosValue(q[2])) }

@@ -99,6 +99,18 @@ func (r *reader) u8(field string) uint8 {
 	return 0
 }
 
+// bool reads a byte that must be 0 or 1.
+func (r *reader) bool(field string) bool {
+	switch r.u8(field) {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.fail(ReasonValue, field)
+	return false
+}
+
 func (r *reader) u16(field string) uint16 {
 	if p := r.take(2, field); p != nil {
 		return binary.BigEndian.Uint16(p)

@@ -18,6 +18,7 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/spf13/pflag"
 
+	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/weapons"
 )
@@ -89,6 +90,17 @@ type ArenaConfig struct {
 type Box struct {
 	Min [3]float64 `koanf:"min"`
 	Max [3]float64 `koanf:"max"`
+}
+
+// Bounds is the arena's floor: players are kept within it.
+func (a *ArenaConfig) Bounds() geom.AABB {
+	half := a.Size / 2
+	return geom.AABB{Min: geom.V(-half, 0, -half), Max: geom.V(half, 0, half)}
+}
+
+// AABB is the box as geometry.
+func (b Box) AABB() geom.AABB {
+	return geom.AABB{Min: geom.FromArray(b.Min), Max: geom.FromArray(b.Max)}
 }
 
 // AdminConfig configures the admin HTTP port (metrics and pprof).

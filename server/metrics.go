@@ -25,7 +25,7 @@ type metrics struct {
 	bytesOut      prometheus.Counter
 	eventsDropped prometheus.Counter
 
-	dgIn          map[uint8]prometheus.Counter  // by datagram type
+	dgIn          prometheus.Counter            // inputs received (the only type a client sends)
 	dgOut         prometheus.Counter            // snapshots sent
 	dropped       map[string]prometheus.Counter // datagrams dropped, by reason
 	inputs        [5]prometheus.Counter         // inputs by verdict
@@ -78,7 +78,7 @@ func newMetrics() *metrics {
 	for _, r := range []ecs.RejectReason{ecs.RejectCooldown, ecs.RejectEmpty, ecs.RejectReloading, ecs.RejectNotCarried} {
 		m.shotsRejected[r] = shots.WithLabelValues(r.String())
 	}
-	m.dgIn = map[uint8]prometheus.Counter{protocol.DatagramInput: in.WithLabelValues("input")}
+	m.dgIn = in.WithLabelValues("input")
 	m.dgOut = out.WithLabelValues("snapshot")
 	m.dropped = map[string]prometheus.Counter{}
 	for _, r := range []protocol.Reason{protocol.ReasonShort, protocol.ReasonLong, protocol.ReasonVersion, protocol.ReasonType, protocol.ReasonValue} {

@@ -49,9 +49,7 @@ func TestProjectileStateExtrapolates(t *testing.T) {
 			st := o.State
 			n := float64(int64(tick) - int64(st.Start) + 1)
 			dt := 1 / float64(room.cfg.TickRate)
-			p := func(q [3]int32) geom.Vec3 {
-				return geom.V(protocol.PosValue(q[0]), protocol.PosValue(q[1]), protocol.PosValue(q[2]))
-			}
+			p := protocol.VecValue
 			want := p(st.Pos).AddScaled(p(st.Vel), n*dt).Sub(geom.V(0, def.Gravity*dt*dt*n*(n+1)/2, 0))
 			var e ecs.Entity
 			q := room.projectiles.Query(sim.World)

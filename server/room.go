@@ -93,19 +93,14 @@ type member struct {
 	name   string
 	team   uint8
 
-	ring        [snapRing]protocol.State // what the client knows if it got each recent snapshot
-	acked       uint32                   // the newest snapshot the client acknowledged, NoTick
-	newestInput int64                    // the newest input tick of the latest packet
-	kicked      bool                     // being disconnected
-	target      protocol.State           // the world without the member itself, reused
+	ring        [protocol.Baselines]protocol.State // what the client knows if it got each recent snapshot
+	acked       uint32                             // the newest snapshot the client acknowledged, NoTick
+	newestInput int64                              // the newest input tick of the latest packet
+	kicked      bool                               // being disconnected
+	target      protocol.State                     // the world without the member itself, reused
 
 	stats PlayerStats
 }
-
-// snapRing is how many snapshots per client are remembered as baselines:
-// 1.6 s at 20 Hz, so an acknowledgement can be that late and still save a
-// full snapshot.
-const snapRing = 32
 
 type msgKind uint8
 
@@ -133,16 +128,14 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.EyeHeight = c.Match.EyeHeight
 	sc.RespawnTicks = c.Match.RespawnTicks
 	sc.InvulnerableTicks = c.Match.InvulnerableTicks
-	sc.Weapons, sc.Classes = s.weapons.Weapons, s.weapons.Classes
-	sc.Kinds = c.registry()
-	half := c.Arena.Size / 2
-	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: geom.AABB{Min: geom.V(-half, 0, -half), Max: geom.V(half, 0, half)}}
+	sc.Kinds, sc.Catalog = c.registry(), s.catalog
+	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: c.Arena.Bounds()}
 	sim, err := systems.New(sc)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range c.Arena.Boxes {
-		if _, err := sim.SpawnStatic(geom.AABB{Min: geom.V(b.Min[0], b.Min[1], b.Min[2]), Max: geom.V(b.Max[0], b.Max[1], b.Max[2])}); err != nil {
+		if _, err := sim.SpawnStatic(b.AABB()); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +260,7 @@ func (r *room) admit(se *session, j *protocol.Join) joinReply {
 	mem.stats = PlayerStats{ID: mem.id, Name: j.Name, Team: team}
 	w := r.srv.welcome
 	w.Player, w.Team, w.ServerTick = mem.id, team, uint32(r.sim.Now())
-	w.Spawn = [3]float64{spawn.X, spawn.Y, spawn.Z}
+	w.Spawn = spawn.Array()
 	w.Class = class
 	for _, id := range loadout {
 		w.Loadout = append(w.Loadout, uint8(id))
@@ -321,17 +314,10 @@ func (r *room) applyInputs(mem *member, p *protocol.InputPacket) {
 	for i := 0; i < p.Count; i++ {
 		q := &p.Inputs[i]
 		tick := int64(p.Tick(i))
-		lag := protocol.LagValue(q.ViewLag)
-		in := ecs.Input{
-			Tick: tick, MoveX: protocol.AxisValue(q.MoveX), MoveZ: protocol.AxisValue(q.MoveZ),
-			Yaw: protocol.YawValue(q.Yaw), Pitch: protocol.PitchValue(q.Pitch),
-			Buttons: q.Buttons, Weapon: uint16(q.Weapon), Shot: uint32(q.Shot),
-			ViewTime: ecs.ViewTimeOf(float64(tick) - lag),
-		}
-		v := r.sim.QueueInput(mem.entity, in)
+		v := r.sim.QueueInput(mem.entity, q.Value(tick))
 		r.srv.m.inputs[v].Inc()
 		mem.stats.Inputs[v]++
-		if v == systems.InputQueued && lag > window {
+		if v == systems.InputQueued && protocol.LagValue(q.ViewLag) > window {
 			r.srv.m.clamped.Inc()
 			mem.stats.Clamped++
 		}
@@ -402,7 +388,7 @@ func (r *room) events() {
 		}
 	}
 	for _, s := range ev.Respawns {
-		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: [3]float64{s.Pos.X, s.Pos.Y, s.Pos.Z}})
+		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: s.Pos.Array()})
 	}
 }
 
@@ -466,10 +452,10 @@ func (r *room) buildWorld(tick int64) {
 		e := q.Entity()
 		s := protocol.EntityState{Kind: protocol.KindPlayer, Team: team.ID,
 			Health: uint8(min(math.Ceil(h.Current), 255)), Yaw: protocol.QuantizeYaw(tf.Yaw), Pitch: protocol.QuantizePitch(tf.Pitch),
-			Pos: quantize(tf.Pos)}
+			Pos: protocol.QuantizeVec(tf.Pos)}
 		if i, ok := slices.BinarySearchFunc(frame, e, func(p lagcomp.Pose, e ecs.Entity) int { return int(p.Entity.ID()) - int(e.ID()) }); ok && frame[i].Entity == e {
 			s.Flags = protocol.FlagAlive
-			s.Pos = quantize(frame[i].Pos)
+			s.Pos = protocol.QuantizeVec(frame[i].Pos)
 		}
 		w.Players = append(w.Players, protocol.Entity{ID: netID(e), State: s})
 	}
@@ -485,24 +471,20 @@ func (r *room) buildWorld(tick int64) {
 		// both, and the state never changes in flight.
 		w.Objects = append(w.Objects, protocol.Entity{ID: r.objectID(pq.Entity()), State: protocol.EntityState{
 			Kind: protocol.KindProjectile, Team: team.ID, Owner: netID(owner.Entity), Weapon: uint8(shot.Weapon),
-			Start: uint32(max(tick-int64(p.Steps)+1, 0)), Pos: quantize(p.Origin), Vel: quantize(p.Launch)}})
+			Start: uint32(max(tick-int64(p.Steps)+1, 0)), Pos: protocol.QuantizeVec(p.Origin), Vel: protocol.QuantizeVec(p.Launch)}})
 	}
 	sq := r.shields.Query(r.sim.World)
 	for sq.Next() {
 		sh, owner, team := sq.Get()
 		w.Objects = append(w.Objects, protocol.Entity{ID: r.objectID(sq.Entity()), State: protocol.EntityState{
 			Kind: protocol.KindShield, Team: team.ID, Owner: netID(owner.Entity), Start: uint32(max(sh.Expires, 0)),
-			Pos: quantize(sh.Box.Min), Vel: quantize(sh.Box.Max.Sub(sh.Box.Min))}})
+			Pos: protocol.QuantizeVec(sh.Box.Min), Vel: protocol.QuantizeVec(sh.Box.Max.Sub(sh.Box.Min))}})
 	}
 	slices.SortFunc(w.Players, byID)
 	slices.SortFunc(w.Objects, byID)
 }
 
-func quantize(v geom.Vec3) [3]int32 {
-	return [3]int32{protocol.QuantizePos(v.X), protocol.QuantizePos(v.Y), protocol.QuantizePos(v.Z)}
-}
-
-func (r *room) ringIndex(tick uint32) int { return int(int64(tick)/r.snap) % snapRing }
+func (r *room) ringIndex(tick uint32) int { return protocol.BaselineSlot(tick, r.snap) }
 
 func (r *room) snapshot(mem *member, tick int64) {
 	buf := mem.sess.takeBuffer()
@@ -514,7 +496,7 @@ func (r *room) snapshot(mem *member, tick int64) {
 	tf, h, life, queue := r.body.Get(mem.entity)
 	hdr := protocol.SnapshotHeader{Tick: uint32(tick), Baseline: protocol.NoTick, InputAck: protocol.NoTick,
 		InputLead: int8(min(max(mem.newestInput-tick, -127), 127)),
-		Own:       protocol.OwnState{Alive: !life.Dead, Pos: [3]float64{tf.Pos.X, tf.Pos.Y, tf.Pos.Z}, Health: float32(h.Current)}}
+		Own:       protocol.OwnState{Alive: !life.Dead, Pos: tf.Pos.Array(), Health: float32(h.Current)}}
 	if queue.Applied >= 0 {
 		hdr.InputAck = uint32(queue.Applied)
 	}

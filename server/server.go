@@ -52,7 +52,7 @@ type Server struct {
 
 // New checks the configuration and prepares a server; Start runs it.
 func New(cfg Config, log zerolog.Logger) (*Server, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(false); err != nil { // the weapons file is read once, below
 		return nil, err
 	}
 	tc, err := tlsConfig(cfg.TLS)
@@ -110,11 +110,10 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
 
 // welcomeTemplate is what every welcome says about the room's rules.
 func welcomeTemplate(c *Config, cat *weapons.Catalog) protocol.Welcome {
-	half := c.Arena.Size / 2
 	w := protocol.Welcome{
 		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
 		WindowTicks: uint16(c.LagComp.WindowTicks), Speed: c.Arena.Speed,
-		Arena:     protocol.Box{Min: [3]float64{-half, 0, -half}, Max: [3]float64{half, 0, half}},
+		Arena:     protocol.BoxOf(c.Arena.Bounds()),
 		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height,
 	}
 	for id := range cat.Len() {

@@ -203,7 +203,7 @@ func (se *session) receive(r *room) {
 			m.drop(dropWrongType)
 			continue
 		}
-		m.dgIn[protocol.DatagramInput].Inc()
+		m.dgIn.Inc()
 		msg := roomMsg{kind: msgInput, sess: se}
 		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
 			m.drop(reasonOf(err))

@@ -79,7 +79,7 @@ func (r *room) statsNow() RoomStats {
 		ps := mem.stats
 		tf, _, _, q := r.body.Get(mem.entity)
 		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
-		ps.Pos = [3]float64{tf.Pos.X, tf.Pos.Y, tf.Pos.Z}
+		ps.Pos = tf.Pos.Array()
 		rs.Players = append(rs.Players, ps)
 	}
 	return rs

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/splitmix"
 )
 
 // Dir returns the direction of pellet number pellet of a shot: uniformly
@@ -37,12 +38,5 @@ func Dir(aim geom.Vec3, halfAngle float64, shooter uint32, shot uint16, pellet i
 // pellet) and of the key + 1, each divided by 2^53.
 func Uniforms(shooter uint32, shot uint16, pellet int) (float64, float64) {
 	key := uint64(shooter)<<32 | uint64(shot)<<8 | uint64(pellet&0xFF)
-	return float64(splitmix64(key)>>11) / (1 << 53), float64(splitmix64(key+1)>>11) / (1 << 53)
-}
-
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
+	return float64(splitmix.Mix(key)>>11) / (1 << 53), float64(splitmix.Mix(key+1)>>11) / (1 << 53)
 }

@@ -30,6 +30,10 @@ type Config struct {
 	Kinds   *weapons.Registry
 	Weapons []weapons.Definition
 	Classes []weapons.Class
+	// Catalog, when set, is the room's weapons and classes, already built
+	// against Kinds (a server shares one among its rooms: a Catalog is
+	// read-only); Weapons and Classes are then ignored.
+	Catalog *weapons.Catalog
 }
 
 // DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation
@@ -113,9 +117,12 @@ func New(cfg Config) (*Simulation, error) {
 	if cfg.Kinds == nil {
 		cfg.Kinds = weapons.NewRegistry()
 	}
-	catalog, err := weapons.NewCatalog(cfg.Kinds, cfg.Weapons, cfg.Classes...)
-	if err != nil {
-		return nil, fmt.Errorf("systems: %w", err)
+	catalog := cfg.Catalog
+	if catalog == nil {
+		var err error
+		if catalog, err = weapons.NewCatalog(cfg.Kinds, cfg.Weapons, cfg.Classes...); err != nil {
+			return nil, fmt.Errorf("systems: %w", err)
+		}
 	}
 	w := ecs.NewWorld(cfg.TickRate)
 	s := &Simulation{

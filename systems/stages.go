@@ -201,10 +201,7 @@ func (s *Simulation) damage() {
 			life.InvulnerableUntil = now + 1 + int64(s.cfg.InvulnerableTicks)
 			h.Current = h.Max
 			tf.Pos = life.Spawn
-			for i := range arsenal.Count { // a fresh life, a full arsenal
-				st := &arsenal.Slots[i]
-				*st = ecs.WeaponState{Weapon: st.Weapon, Ammo: s.Catalog.At(st.Weapon).Magazine}
-			}
+			s.Catalog.Refill(arsenal) // a fresh life, a full arsenal
 			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Tick: now + 1})
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rewind-gg/rewind/client"
-	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
 )
@@ -94,30 +93,40 @@ func dial(t testing.TB, cfg client.Config) *client.Client {
 func play(d time.Duration, clients ...*client.Client) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	errs := make([]error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = c.Run(ctx) }()
-	}
-	wg.Wait()
-	return errs
+	return runAll(ctx, clients...)()
 }
 
 // start runs the clients in the background until the returned stop is
 // called; stop waits for them and returns Run's errors.
 func start(clients ...*client.Client) (stop func() []error) {
 	ctx, cancel := context.WithCancel(context.Background())
+	wait := runAll(ctx, clients...)
+	return func() []error { cancel(); return wait() }
+}
+
+// runAll runs the clients until ctx ends; wait waits for them and returns
+// Run's errors.
+func runAll(ctx context.Context, clients ...*client.Client) (wait func() []error) {
 	errs := make([]error, len(clients))
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = c.Run(ctx) }()
 	}
-	return func() []error { cancel(); wg.Wait(); return errs }
+	return func() []error { wg.Wait(); return errs }
 }
 
 func roomStats(t testing.TB, srv *server.Server, room string) server.RoomStats {
+	t.Helper()
+	r, ok := findRoom(t, srv, room)
+	if !ok {
+		t.Fatalf("no room %q", room)
+	}
+	return r
+}
+
+// findRoom returns a room's statistics, if the room is open.
+func findRoom(t testing.TB, srv *server.Server, room string) (server.RoomStats, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -127,11 +136,26 @@ func roomStats(t testing.TB, srv *server.Server, room string) server.RoomStats {
 	}
 	for _, r := range all {
 		if r.ID == room {
-			return r
+			return r, true
 		}
 	}
-	t.Fatalf("no room %q", room)
-	return server.RoomStats{}
+	return server.RoomStats{}, false
+}
+
+// until polls cond every 20 ms (the server has no event to wait on for
+// these conditions) and fails the test, saying what never happened, after
+// timeout.
+func until(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		<-tick.C
+	}
 }
 
 func playerStats(t testing.TB, srv *server.Server, room string, id uint32) server.PlayerStats {
@@ -150,17 +174,8 @@ func playerStats(t testing.TB, srv *server.Server, room string, id uint32) serve
 func waitTicks(t testing.TB, srv *server.Server, room string, n int64) {
 	t.Helper()
 	from := roomStats(t, srv, room).Tick
-	deadline := time.Now().Add(time.Duration(n)*time.Second/10 + 10*time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for range tick.C {
-		if roomStats(t, srv, room).Tick >= from+n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("room %q did not simulate %d ticks in time", room, n)
-		}
-	}
+	until(t, time.Duration(n)*time.Second/10+10*time.Second, fmt.Sprintf("room %q did not simulate %d ticks in time", room, n),
+		func() bool { return roomStats(t, srv, room).Tick >= from+n })
 }
 
 // scripted is an InputSource that calls a function of the tick.
@@ -178,32 +193,11 @@ func strafer(period int64) scripted {
 	}
 }
 
-func name(t *testing.T, s string) string { return fmt.Sprintf("%s-%s", t.Name(), s) }
-
-func vec(a [3]float64) geom.Vec3 { return geom.V(a[0], a[1], a[2]) }
-
-func nopLog() zerolog.Logger { return zerolog.Nop() }
-
 // waitPlayers waits until the room holds n players.
 func waitPlayers(t testing.TB, srv *server.Server, room string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for range tick.C {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		all, err := srv.Stats(ctx)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range all {
-			if r.ID == room && len(r.Players) >= n {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("room %q never had %d players", room, n)
-		}
-	}
+	until(t, 30*time.Second, fmt.Sprintf("room %q never had %d players", room, n), func() bool {
+		r, ok := findRoom(t, srv, room)
+		return ok && len(r.Players) >= n
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/server"
 )
 
@@ -80,12 +81,12 @@ func TestPredictionAgreesWithServer(t *testing.T) {
 	if st.Corrections == 0 {
 		t.Error("25% loss without redundancy should have forced corrections")
 	}
-	d := pred.Pos.Sub(vec(server)).Len()
+	d := pred.Pos.Sub(geom.FromArray(server)).Len()
 	t.Logf("%d corrections (largest %.3f m); now predicted %v, server %v, apart %.2g m", st.Corrections, st.MaxCorrection, pred.Pos, server, d)
 	if d > 1e-9 {
 		t.Errorf("standing still, the prediction is %.3g m from the server", d)
 	}
-	if pred.Server != vec(server) {
+	if pred.Server != geom.FromArray(server) {
 		t.Errorf("the newest snapshot says %v, the server %v", pred.Server, server)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/quic-go/quic-go"
+	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/rewind-gg/rewind/client"
@@ -24,7 +25,7 @@ func TestShutdownIsClean(t *testing.T) {
 	// Not parallel: goleak checks the whole process when this test ends.
 	cfg := server.DefaultConfig()
 	cfg.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
-	srv, err := server.New(cfg, nopLog())
+	srv, err := server.New(cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,14 +145,7 @@ func (c *Catalog) Loadout(class string) ([]uint16, error) {
 
 // Arsenal returns a full arsenal for the weapons ids: every magazine full,
 // everything ready.
-func (c *Catalog) Arsenal(ids []uint16) ecs.Arsenal {
-	var a ecs.Arsenal
-	for i, id := range ids {
-		if i == ecs.MaxLoadout {
-			break
-		}
-		a.Slots[i] = ecs.WeaponState{Weapon: id, Ammo: c.defs[id].Magazine}
-		a.Count++
-	}
-	return a
-}
+func (c *Catalog) Arsenal(ids []uint16) ecs.Arsenal { return Arm(ids, c.defs) }
+
+// Refill gives every weapon of the arsenal a full magazine: a fresh life.
+func (c *Catalog) Refill(a *ecs.Arsenal) { Refill(a, c.defs) }

@@ -115,7 +115,7 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 			if err == nil {
 				var v geom.Vec3
 				if v, err = o.Vec3(key); err == nil {
-					d.Size = [3]float64{v.X, v.Y, v.Z}
+					d.Size = v.Array()
 				}
 			}
 		case "falloff":

@@ -119,6 +119,27 @@ func Reload(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) {
 	st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
 }
 
+// Arm returns an arsenal carrying the weapons ids (the first
+// ecs.MaxLoadout of them), refilled; defs is indexed by weapon id.
+func Arm(ids []uint16, defs []Definition) ecs.Arsenal {
+	var a ecs.Arsenal
+	for i, id := range ids[:min(len(ids), ecs.MaxLoadout)] {
+		a.Slots[i].Weapon = id
+		a.Count++
+	}
+	Refill(&a, defs)
+	return a
+}
+
+// Refill gives every weapon of the arsenal a full magazine, with no cooldown
+// or reload under way: a fresh life. defs is indexed by weapon id.
+func Refill(a *ecs.Arsenal, defs []Definition) {
+	for i := range a.Count {
+		st := &a.Slots[i]
+		*st = ecs.WeaponState{Weapon: st.Weapon, Ammo: defs[st.Weapon].Magazine}
+	}
+}
+
 func slot(a *ecs.Arsenal, weapon uint16) *ecs.WeaponState {
 	for i := range a.Count {
 		if a.Slots[i].Weapon == weapon {

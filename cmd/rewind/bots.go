@@ -36,8 +36,8 @@ or on Ctrl-C).`,
 			}
 			fc.room = room
 			f := &fleet{}
-			for i := range n {
-				f.bots = append(f.bots, &bot{name: fmt.Sprintf("bot-%02d", i+1), team: uint8(1 + i%2), addr: addr})
+			for range n {
+				f.addBot(addr, 0)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -70,10 +70,6 @@ or on Ctrl-C).`,
 	cmd.Flags().IntVarP(&n, "n", "n", 12, "how many bots")
 	cmd.Flags().StringVar(&room, "room", "demo", "the room to join")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "how long to play (0: until Ctrl-C)")
-	cmd.Flags().StringSliceVar(&fc.classes, "classes", nil, "classes the bots take in turn (empty: the server's first)")
-	cmd.Flags().Float64Var(&fc.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
-	cmd.Flags().Uint64Var(&fc.seed, "seed", 1, "seed of the bots' choices")
-	cmd.Flags().IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
-	cmd.Flags().DurationVar(&fc.interp, "interp", 100*time.Millisecond, "interpolation delay of remote entities")
+	fc.flags(cmd.Flags(), nil, "seed of the bots' choices")
 	return cmd
 }

@@ -63,11 +63,7 @@ shooter saw and hits the server confirmed by lag compensation, bandwidth.`,
 	f.IntVar(&dc.window, "window", 30, "lag-compensation window, ticks (0: lag compensation off)")
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics and /debug/pprof (empty: none)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
-	f.StringSliceVar(&dc.fleet.classes, "classes", []string{"assault", "breacher"}, "classes the bots take in turn (empty: the server's first)")
-	f.Float64Var(&dc.fleet.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
-	f.Uint64Var(&dc.fleet.seed, "seed", 1, "seed of the bots' choices and the shims' losses")
-	f.IntVar(&dc.fleet.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
-	f.DurationVar(&dc.fleet.interp, "interp", 100*time.Millisecond, "interpolation delay of remote entities")
+	dc.fleet.flags(f, []string{"assault", "breacher"}, "seed of the bots' choices and the shims' losses")
 	return cmd
 }
 
@@ -133,7 +129,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 			return &exitError{code: 1, msg: "demo: " + err.Error()}
 		}
 		shims = append(shims, sh)
-		f.bots = append(f.bots, &bot{name: fmt.Sprintf("bot-%02d", i+1), team: uint8(1 + i%2), addr: sh.Addr().String(), rtt: rtt})
+		f.addBot(sh.Addr().String(), rtt)
 	}
 	fmt.Fprintf(stdout, "rewind demo: %d bots, round trips %v–%v, jitter %v, loss %.0f%% each way, window %d ticks, %v\n",
 		dc.bots, dc.rttMin, dc.rttMax, dc.jitter, dc.loss*100, dc.window, dc.duration)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/spf13/pflag"
 
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/server"
@@ -43,6 +44,21 @@ func (f *fleet) holdFireBefore(ctx context.Context, quiet time.Duration) {
 	}
 	t := time.AfterFunc(time.Until(dl)-quiet, func() { f.hold.Store(true) })
 	context.AfterFunc(ctx, func() { t.Stop() })
+}
+
+// addBot adds the next bot: bot-01, bot-02, … on teams 1 and 2 in turn.
+func (f *fleet) addBot(addr string, rtt time.Duration) {
+	i := len(f.bots)
+	f.bots = append(f.bots, &bot{name: fmt.Sprintf("bot-%02d", i+1), team: uint8(1 + i%2), addr: addr, rtt: rtt})
+}
+
+// flags declares the fleet's flags, with the commands' own defaults.
+func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp string) {
+	fs.StringSliceVar(&fc.classes, "classes", classes, "classes the bots take in turn (empty: the server's first)")
+	fs.Float64Var(&fc.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
+	fs.Uint64Var(&fc.seed, "seed", 1, seedHelp)
+	fs.IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
+	fs.DurationVar(&fc.interp, "interp", 100*time.Millisecond, "interpolation delay of remote entities")
 }
 
 type fleetConfig struct {

@@ -159,7 +159,7 @@ func (o *Object) Vec3(key string) (geom.Vec3, error) {
 		}
 		c[i] = f
 	}
-	return geom.V(c[0], c[1], c[2]), nil
+	return geom.FromArray(c), nil
 }
 
 func (o *Object) Array(key string, required bool) ([]any, string, error) {
