@@ -80,10 +80,9 @@ func (b *Buckets) Fill(items []Item) []Bucket {
 	for g := 1; g <= groups; g++ {
 		b.counts[g] += b.counts[g-1]
 	}
-	if cap(b.sorted) < len(items) {
-		b.sorted = make([]Item, len(items))
-	}
-	b.sorted = b.sorted[:len(items)]
+	// Grown with headroom (not to the exact size), so a count that creeps up
+	// tick by tick does not reallocate each time it sets a record.
+	b.sorted = slices.Grow(b.sorted[:0], len(items))[:len(items)]
 	for i, it := range items {
 		g := int(b.rank[b.of[i]])*nk + int(it.Kind)
 		b.sorted[b.counts[g]] = it
@@ -100,9 +99,4 @@ func (b *Buckets) Fill(items []Item) []Bucket {
 	return b.buckets
 }
 
-func resize(s []int32, n int) []int32 {
-	if cap(s) < n {
-		return make([]int32, n)
-	}
-	return s[:n]
-}
+func resize(s []int32, n int) []int32 { return slices.Grow(s[:0], n)[:n] }

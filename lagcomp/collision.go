@@ -125,9 +125,16 @@ type CollisionWorld struct {
 	last  TravelStats
 
 	// staticBounds covers every static box and shield (hasStatic: there is
-	// one): no query can touch anything outside it and the hitboxes' bounds.
+	// one); bounds covers them and the hitboxes (hasBounds: there is any
+	// collider): no query can touch anything outside it. Both change only
+	// when colliders do, not per query.
 	staticBounds geom.AABB
 	hasStatic    bool
+	bounds       geom.AABB
+	hasBounds    bool
+	// staticDirty: a blocker was removed and the static grid and bounds are
+	// rebuilt before the next query, once however many were removed.
+	staticDirty bool
 }
 
 // TravelStats counts what the last placement of hitboxes did.
@@ -185,8 +192,11 @@ func (w *CollisionWorld) addBlocker(c Collider) error {
 	i := w.alloc()
 	w.cols[i] = c
 	w.blockerOf[c.Entity] = i
-	w.static.insert(i, c.bounds)
-	w.growStatic(c.bounds)
+	if !w.staticDirty { // else the rebuild includes it
+		w.static.insert(i, c.bounds)
+		w.growStatic(c.bounds)
+		w.updateBounds()
+	}
 	return nil
 }
 
@@ -207,8 +217,17 @@ func (w *CollisionWorld) RemoveBlocker(e ecs.Entity) bool {
 	}
 	delete(w.blockerOf, e)
 	w.release(i)
-	// Blockers change rarely (a shield placed or expired): rebuild, in
-	// collider order so the layout never depends on map order.
+	w.staticDirty = true
+	return true
+}
+
+// syncStatic rebuilds the static grid after blockers were removed, in
+// collider order so the layout never depends on map order.
+func (w *CollisionWorld) syncStatic() {
+	if !w.staticDirty {
+		return
+	}
+	w.staticDirty = false
 	w.static.clear()
 	w.hasStatic = false
 	for j := range w.cols {
@@ -217,7 +236,20 @@ func (w *CollisionWorld) RemoveBlocker(e ecs.Entity) bool {
 			w.growStatic(c.bounds)
 		}
 	}
-	return true
+	w.updateBounds()
+}
+
+// updateBounds recomputes the bounds of every collider.
+func (w *CollisionWorld) updateBounds() {
+	w.bounds, w.hasBounds = w.moving.union, len(w.moving.col) > 0
+	if w.hasStatic {
+		if w.hasBounds {
+			w.bounds = w.staticBounds.Union(w.bounds)
+		} else {
+			w.bounds = w.staticBounds
+		}
+		w.hasBounds = true
+	}
 }
 
 // Pose is a rewindable collider's state at one tick: a player's hitbox.
@@ -274,6 +306,7 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 	}
 	w.spare, w.hitboxes = w.hitboxes, next
 	w.moving.update(w.cols, w.epoch, w.hitboxes)
+	w.updateBounds()
 }
 
 // LastTravel returns what the last placement of hitboxes did.
@@ -309,21 +342,13 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 	if !o.IsFinite() || !d.IsFinite() || !(dist >= 0) || !(r >= 0) {
 		return best, false
 	}
+	w.syncStatic()
 	// Nothing lies outside the colliders' bounds: walk only the part of the
 	// sweep inside them (a 100 km ray over a 60 m arena costs 60 m).
-	all, have := w.moving.union, len(w.moving.col) > 0
-	if w.hasStatic {
-		if have {
-			all = w.staticBounds.Union(all)
-		} else {
-			all = w.staticBounds
-		}
-		have = true
-	}
-	if !have {
+	if !w.hasBounds {
 		return Hit{}, false
 	}
-	from, to, inside := geom.RaySpan(o, d, dist, all.Expand(r))
+	from, to, inside := geom.RaySpan(o, d, dist, w.bounds.Expand(r))
 	if !inside {
 		return Hit{}, false
 	}
@@ -449,6 +474,7 @@ func (w *CollisionWorld) OverlapCapsule(cp geom.Capsule, f Filter, out []Hit) []
 }
 
 func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, test func(*Collider) bool, center geom.Vec3) []Hit {
+	w.syncStatic()
 	w.stamp++
 	start := len(out)
 	check := func(i int32) {

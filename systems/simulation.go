@@ -187,13 +187,23 @@ func (s *Simulation) Now() int64 { return s.Clock.Tick }
 // Step simulates the present tick and advances the clock to the next one. The
 // tick's events are in s.Events until the next Step.
 func (s *Simulation) Step() {
+	s.beginTick()
+	for _, st := range s.stages {
+		st.run()
+	}
+	s.endTick()
+}
+
+// beginTick empties the last tick's events.
+func (s *Simulation) beginTick() {
 	s.Events.Shots = s.Events.Shots[:0]
 	s.Events.Rejected = s.Events.Rejected[:0]
 	s.Events.Kills = s.Events.Kills[:0]
 	s.Events.Respawns = s.Events.Respawns[:0]
-	for _, st := range s.stages {
-		st.run()
-	}
+}
+
+// endTick counts the tick and moves the clock on.
+func (s *Simulation) endTick() {
 	s.stats.Ticks++
 	s.Clock.Tick++
 }

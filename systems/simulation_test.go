@@ -278,13 +278,15 @@ func TestSteadyStateTickAllocatesNothing(t *testing.T) {
 	}
 	r := newBenchRoom(t, true, []weapons.Definition{rocket}, nil)
 	r.warm(200)
-	if allocs := testing.AllocsPerRun(200, func() { r.tick() }); allocs != 0 {
-		t.Errorf("a steady-state tick allocates %v times", allocs)
+	// One run of 200 ticks: the total, not an average rounded down, so a
+	// rare allocation (a slice growing to a new record) counts too.
+	if allocs := testing.AllocsPerRun(1, func() { r.warm(200) }); allocs != 0 {
+		t.Errorf("200 steady-state ticks allocate %v times", allocs)
 	}
 	r = newBenchRoom(t, false, []weapons.Definition{rocket}, nil)
 	r.warm(200)
-	if allocs := testing.AllocsPerRun(50, func() { r.tick() }); allocs != 0 {
-		t.Errorf("a steady-state per-entity tick allocates %v times", allocs)
+	if allocs := testing.AllocsPerRun(1, func() { r.warm(50) }); allocs != 0 {
+		t.Errorf("50 steady-state per-entity ticks allocate %v times", allocs)
 	}
 }
 
