@@ -1,6 +1,7 @@
 package ecs
 
 import (
+	"cmp"
 	"math"
 
 	arche "github.com/mlange-42/arche/ecs"
@@ -10,6 +11,12 @@ import (
 
 // Entity identifies an entity of a room's World (index and generation).
 type Entity = arche.Entity
+
+// CompareEntity orders entities by id, then generation: an order that does
+// not depend on where arche stores them, for deterministic iteration.
+func CompareEntity(a, b Entity) int {
+	return cmp.Or(cmp.Compare(a.ID(), b.ID()), cmp.Compare(a.Generation(), b.Generation()))
+}
 
 // WireID is an entity's id outside the World (on the wire, in spread
 // seeds): its index and generation packed, unique within a room while the

@@ -9,9 +9,7 @@ func ClosestOnSegment(p, a, b Vec3) Vec3 {
 	if l == 0 {
 		return a
 	}
-	t := p.Sub(a).Dot(ab) / l
-	t = min(max(t, 0), 1)
-	return a.AddScaled(ab, t)
+	return a.AddScaled(ab, clamp01(p.Sub(a).Dot(ab)/l))
 }
 
 // SegmentDistSq returns the squared distance between the segments p1–q1 and

@@ -37,10 +37,10 @@ func (k ColliderKind) String() string {
 
 // Collider is one shape of the collision world.
 type Collider struct {
-	Entity ecs.Entity // the entity the collider belongs to
-	Owner  ecs.Entity // excluded from its owner's queries (a hitbox is owned by its player)
-	Team   uint8      // 0: no team
-	Kind   ColliderKind
+	Entity ecs.Entity   // the entity the collider belongs to
+	Owner  ecs.Entity   // excluded from its owner's queries (a hitbox is owned by its player)
+	Team   uint8        // 0: no team
+	Kind   ColliderKind // 0: a free slot of the collision world
 	// Capsule is a hitbox's shape; HeadY is the height from which a contact
 	// counts as a headshot (+Inf when the hitbox has no head).
 	Capsule geom.Capsule
@@ -52,7 +52,6 @@ type Collider struct {
 	stamp  uint64 // the last query that examined this collider
 	epoch  uint64 // the last travel that placed this hitbox
 	sorted uint64 // the last travel that put it in the sort-and-sweep list
-	live   bool
 }
 
 // Mask selects the kinds of collider a query considers.
@@ -188,7 +187,7 @@ func (w *CollisionWorld) addBlocker(c Collider) error {
 		return fmt.Errorf("lagcomp: entity %v already has a %s collider", c.Entity, c.Kind)
 	}
 	c.Box = geom.Box(c.Box.Min, c.Box.Max)
-	c.bounds, c.live = c.Box, true
+	c.bounds = c.Box
 	i := w.alloc()
 	w.cols[i] = c
 	w.blockerOf[c.Entity] = i
@@ -231,7 +230,7 @@ func (w *CollisionWorld) syncStatic() {
 	w.static.clear()
 	w.hasStatic = false
 	for j := range w.cols {
-		if c := &w.cols[j]; c.live && c.Kind != KindHitbox {
+		if c := &w.cols[j]; c.Kind != 0 && c.Kind != KindHitbox { // a live blocker (released colliders are zero)
 			w.static.insert(int32(j), c.bounds)
 			w.growStatic(c.bounds)
 		}
@@ -284,7 +283,7 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 			w.last.Created++
 		}
 		c := &w.cols[i]
-		c.Entity, c.Owner, c.Team, c.Kind, c.live = p.Entity, p.Entity, p.Team, KindHitbox, true
+		c.Entity, c.Owner, c.Team, c.Kind = p.Entity, p.Entity, p.Team, KindHitbox
 		c.Capsule = p.Hitbox.Capsule(p.Pos)
 		c.HeadY = math.Inf(1)
 		if p.Hitbox.HeadHeight > 0 {
@@ -296,7 +295,7 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 	}
 	for _, i := range w.hitboxes {
 		c := &w.cols[i]
-		if c.live && c.Kind == KindHitbox && c.epoch != w.epoch {
+		if c.Kind == KindHitbox && c.epoch != w.epoch {
 			if w.hitboxOf[c.Entity.ID()] == i {
 				w.hitboxOf[c.Entity.ID()] = -1
 			}
@@ -392,31 +391,11 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 }
 
 func (w *CollisionWorld) visit(g *grid, chunk geom.AABB, o, d geom.Vec3, dist, r float64, f Filter, best *Hit, bestCol *int32) {
-	x0, z0, x1, z1 := g.cells(chunk)
-	if g.manyCells(x0, z0, x1, z1) { // a huge sphere: cheaper to look at every entry
-		for e := range g.entries {
-			c := &w.cols[g.entries[e].col]
-			if c.stamp != w.stamp && c.bounds.Overlaps(chunk) {
-				w.sweepOne(g.entries[e].col, o, d, dist, r, f, best, bestCol)
-			}
+	g.each(chunk, func(i int32) {
+		if c := &w.cols[i]; c.stamp != w.stamp && c.bounds.Overlaps(chunk) {
+			w.sweepOne(i, o, d, dist, r, f, best, bestCol)
 		}
-		return
-	}
-	for cx := x0; cx <= x1; cx++ {
-		for cz := z0; cz <= z1; cz++ {
-			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {
-				en := &g.entries[e]
-				if en.cx != cx || en.cz != cz {
-					continue
-				}
-				c := &w.cols[en.col]
-				if c.stamp == w.stamp || !c.bounds.Overlaps(chunk) {
-					continue
-				}
-				w.sweepOne(en.col, o, d, dist, r, f, best, bestCol)
-			}
-		}
-	}
+	})
 }
 
 func (w *CollisionWorld) sweepOne(i int32, o, d geom.Vec3, dist, r float64, f Filter, best *Hit, bestCol *int32) {
@@ -500,25 +479,7 @@ func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, test fun
 	for _, i := range w.static.large {
 		check(i)
 	}
-	g := &w.static
-	x0, z0, x1, z1 := g.cells(bounds)
-	if g.manyCells(x0, z0, x1, z1) {
-		for e := range g.entries {
-			check(g.entries[e].col)
-		}
-		x1 = x0 - 1 // nothing left to walk
-	}
-	for cx := x0; cx <= x1; cx++ {
-		for cz := z0; cz <= z1; cz++ {
-			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {
-				if en := &g.entries[e]; en.cx == cx && en.cz == cz {
-					check(en.col)
-				}
-			}
-		}
-	}
-	slices.SortFunc(out[start:], func(a, b Hit) int {
-		return int(a.Entity.ID()) - int(b.Entity.ID())
-	})
+	w.static.each(bounds, check)
+	slices.SortFunc(out[start:], func(a, b Hit) int { return ecs.CompareEntity(a.Entity, b.Entity) })
 	return out
 }

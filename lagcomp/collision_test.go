@@ -209,14 +209,14 @@ func TestQueriesRejectNonFiniteInput(t *testing.T) {
 	s := newScene(t)
 	inf := math.Inf(1)
 	for _, q := range []struct{ o, d geom.Vec3 }{
-		{geom.V(nan(), 1, 0), geom.V(0, 0, 1)},
+		{geom.V(math.NaN(), 1, 0), geom.V(0, 0, 1)},
 		{geom.V(0, 1, 0), geom.V(0, inf, 1)},
 	} {
 		if _, ok := s.w.Sweep(q.o, q.d, 10, 0.1, Filter{Mask: Everything}); ok {
 			t.Errorf("non-finite sweep %+v hit", q)
 		}
 	}
-	if _, ok := s.w.Sweep(geom.V(0, 1, 0), geom.V(0, 0, 1), nan(), 0.1, Filter{Mask: Everything}); ok {
+	if _, ok := s.w.Sweep(geom.V(0, 1, 0), geom.V(0, 0, 1), math.NaN(), 0.1, Filter{Mask: Everything}); ok {
 		t.Error("NaN distance hit")
 	}
 	if err := s.w.AddStatic(s.spare[0], geom.AABB{Max: geom.V(inf, 1, 1)}); err == nil {

@@ -34,13 +34,17 @@ func DefaultConfig() Config {
 // the window, and a longer rewind than this is not lag compensation any more.
 const MaxWindowTicks = 1024
 
+// MaxViewResolution bounds ViewResolution: 1/65536 tick is the wire's
+// precision of a view time's fraction.
+const MaxViewResolution = 1 << 16
+
 // Validate reports the first field that is out of range.
 func (c Config) Validate() error {
 	switch {
 	case c.WindowTicks < 0 || c.WindowTicks > MaxWindowTicks:
 		return fmt.Errorf("window_ticks: %d is outside 0..%d", c.WindowTicks, MaxWindowTicks)
-	case c.ViewResolution < 0 || c.ViewResolution > 1<<16:
-		return fmt.Errorf("view_resolution: %d is outside 0..%d", c.ViewResolution, 1<<16)
+	case c.ViewResolution < 0 || c.ViewResolution > MaxViewResolution:
+		return fmt.Errorf("view_resolution: %d is outside 0..%d", c.ViewResolution, MaxViewResolution)
 	case !(c.CellSize >= 0.25 && c.CellSize <= 1024):
 		return fmt.Errorf("cell_size: %v is outside 0.25..1024 metres", c.CellSize)
 	}

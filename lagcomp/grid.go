@@ -93,6 +93,28 @@ func (g *grid) manyCells(x0, z0, x1, z1 int32) bool {
 	return (int64(x1)-int64(x0)+1)*(int64(z1)-int64(z0)+1) > int64(len(g.entries))
 }
 
+// each calls yield with every collider entered in a cell that b overlaps
+// (some more than once: the callers stamp what they examined), or with every
+// entry when b spans so many cells that walking them would cost more.
+func (g *grid) each(b geom.AABB, yield func(col int32)) {
+	x0, z0, x1, z1 := g.cells(b)
+	if g.manyCells(x0, z0, x1, z1) {
+		for e := range g.entries {
+			yield(g.entries[e].col)
+		}
+		return
+	}
+	for cx := x0; cx <= x1; cx++ {
+		for cz := z0; cz <= z1; cz++ {
+			for e := g.heads[g.slot(cx, cz)]; e >= 0; e = g.entries[e].next {
+				if en := &g.entries[e]; en.cx == cx && en.cz == cz {
+					yield(en.col)
+				}
+			}
+		}
+	}
+}
+
 func (g *grid) clear() {
 	for _, s := range g.used {
 		g.heads[s] = -1
@@ -119,7 +141,7 @@ type sweepX struct {
 func (s *sweepX) update(cols []Collider, epoch uint64, placed []int32) {
 	n := 0
 	for _, i := range s.col {
-		if c := &cols[i]; c.live && c.Kind == KindHitbox && c.epoch == epoch && c.sorted != epoch {
+		if c := &cols[i]; c.Kind == KindHitbox && c.epoch == epoch && c.sorted != epoch {
 			c.sorted = epoch
 			s.col[n] = i
 			n++

@@ -41,7 +41,7 @@ func (h *History) Record(tick int64, poses []Pose) error {
 	f := &h.frames[tick%int64(len(h.frames))]
 	f.tick = tick
 	f.poses = append(f.poses[:0], poses...)
-	slices.SortFunc(f.poses, func(a, b Pose) int { return cmpEntity(a.Entity, b.Entity) })
+	slices.SortFunc(f.poses, func(a, b Pose) int { return ecs.CompareEntity(a.Entity, b.Entity) })
 	if h.count == 0 || tick != h.newest+1 {
 		h.count = 1
 	} else {
@@ -64,6 +64,16 @@ func (h *History) Frame(tick int64) ([]Pose, bool) {
 	return f.poses, true
 }
 
+// PoseAt returns entity e's pose recorded at tick: whether e had a hitbox
+// then.
+func (h *History) PoseAt(tick int64, e ecs.Entity) (Pose, bool) {
+	frame, _ := h.Frame(tick)
+	if i, ok := slices.BinarySearchFunc(frame, e, func(p Pose, e ecs.Entity) int { return ecs.CompareEntity(p.Entity, e) }); ok {
+		return frame[i], true
+	}
+	return Pose{}, false
+}
+
 // Newest returns the newest recorded tick (the present), or −1.
 func (h *History) Newest() int64 { return h.newest }
 
@@ -77,13 +87,3 @@ func (h *History) Oldest() int64 {
 
 // Window returns the deepest rewind the history can serve, in ticks.
 func (h *History) Window() int { return len(h.frames) - 1 }
-
-func cmpEntity(a, b ecs.Entity) int {
-	if a.ID() != b.ID() {
-		if a.ID() < b.ID() {
-			return -1
-		}
-		return 1
-	}
-	return int(a.Generation()) - int(b.Generation())
-}

@@ -1,6 +1,7 @@
 package lagcomp
 
 import (
+	"math"
 	"testing"
 
 	"github.com/rewind-gg/rewind/ecs"
@@ -39,6 +40,26 @@ func TestHistoryRecordsWhoExisted(t *testing.T) {
 	}
 	if len(f1) != 2 || f1[0].Entity != e[1] || f1[1].Entity != e[2] {
 		t.Errorf("tick 1 not ordered by entity: %+v", f1)
+	}
+}
+
+// PoseAt finds an entity's pose in a frame, and nothing for an entity that
+// had no hitbox then or a tick outside the window.
+func TestHistoryPoseAt(t *testing.T) {
+	e := entities(3)
+	h := NewHistory(2)
+	mustRecord(t, h, 0, pose(e[2], 1, 2, 0), pose(e[0], 2, 5, 0))
+	if p, ok := h.PoseAt(0, e[2]); !ok || p.Pos.X != 2 {
+		t.Errorf("e2 at tick 0: %+v %v", p, ok)
+	}
+	if p, ok := h.PoseAt(0, e[0]); !ok || p.Pos.X != 5 {
+		t.Errorf("e0 at tick 0: %+v %v", p, ok)
+	}
+	if _, ok := h.PoseAt(0, e[1]); ok {
+		t.Error("e1 had no hitbox at tick 0")
+	}
+	if _, ok := h.PoseAt(1, e[0]); ok {
+		t.Error("tick 1 is not recorded")
 	}
 }
 
@@ -104,7 +125,7 @@ func TestViewTimeAt(t *testing.T) {
 		{"half rounds up (exact half tick)", 100, 0, 3.5, 1, 97},
 		{"whole ticks", 100, 0, 3.49, 1, 97},
 		{"rounding never leaves the window", 100, 0, 29.9, 1, 70},
-		{"NaN is the present", 100, 0, nan(), 0, 100},
+		{"NaN is the present", 100, 0, math.NaN(), 0, 100},
 	}
 	for _, tt := range tests {
 		c := cfg
@@ -118,8 +139,6 @@ func TestViewTimeAt(t *testing.T) {
 		t.Errorf("window 0 must resolve at the present, got %+v", got)
 	}
 }
-
-func nan() float64 { z := 0.0; return z / z }
 
 func TestConfigValidate(t *testing.T) {
 	if err := DefaultConfig().Validate(); err != nil {

@@ -45,7 +45,7 @@ func (tm *TimeMachine) TravelTo(t ecs.ViewTime) ecs.ViewTime {
 	tm.scratch = tm.scratch[:0]
 	j := 0
 	for _, p := range a {
-		for j < len(b) && cmpEntity(b[j].Entity, p.Entity) < 0 {
+		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
 			j++
 		}
 		if j < len(b) && b[j].Entity == p.Entity {

@@ -163,7 +163,7 @@ func parseLagComp(root *fields.Object) (LagComp, error) {
 	if lc.WindowTicks, err = o.Integer("window_ticks", false, lc.WindowTicks, 0, lagcomp.MaxWindowTicks); err != nil {
 		return lc, err
 	}
-	if lc.ViewResolution, err = o.Integer("view_resolution", false, lc.ViewResolution, 0, 1<<16); err != nil {
+	if lc.ViewResolution, err = o.Integer("view_resolution", false, lc.ViewResolution, 0, lagcomp.MaxViewResolution); err != nil {
 		return lc, err
 	}
 	if lc.Bucketing, err = o.Boolean("bucketing", lc.Bucketing); err != nil {

@@ -57,8 +57,8 @@ func (ov Overrides) Apply(sc *Scenario) error {
 		sc.LagComp.WindowTicks = *w
 	}
 	if r := ov.ViewResolution; r != nil {
-		if *r < 0 || *r > 1<<16 {
-			return fields.Errorf("--resolution", "%d is outside 0..%d", *r, 1<<16)
+		if *r < 0 || *r > lagcomp.MaxViewResolution {
+			return fields.Errorf("--resolution", "%d is outside 0..%d", *r, lagcomp.MaxViewResolution)
 		}
 		sc.LagComp.ViewResolution = *r
 	}

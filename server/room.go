@@ -10,7 +10,6 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/systems"
@@ -445,7 +444,6 @@ func (r *room) buildWorld(tick int64) {
 	// history frame of this tick: what lag compensation rewinds to. (A death
 	// or respawn during the tick's Damage stage shows from the next tick, as
 	// it enters the history.)
-	frame, _ := r.sim.History.Frame(tick)
 	q := r.players.Query(r.sim.World)
 	for q.Next() {
 		_, team, tf, h, _, _ := q.Get()
@@ -453,9 +451,9 @@ func (r *room) buildWorld(tick int64) {
 		s := protocol.EntityState{Kind: protocol.KindPlayer, Team: team.ID,
 			Health: uint8(min(math.Ceil(h.Current), 255)), Yaw: protocol.QuantizeYaw(tf.Yaw), Pitch: protocol.QuantizePitch(tf.Pitch),
 			Pos: protocol.QuantizeVec(tf.Pos)}
-		if i, ok := slices.BinarySearchFunc(frame, e, func(p lagcomp.Pose, e ecs.Entity) int { return int(p.Entity.ID()) - int(e.ID()) }); ok && frame[i].Entity == e {
+		if pose, ok := r.sim.History.PoseAt(tick, e); ok {
 			s.Flags = protocol.FlagAlive
-			s.Pos = protocol.QuantizeVec(frame[i].Pos)
+			s.Pos = protocol.QuantizeVec(pose.Pos)
 		}
 		w.Players = append(w.Players, protocol.Entity{ID: netID(e), State: s})
 	}

@@ -88,7 +88,6 @@ type Simulation struct {
 	shotOf    generic.Map[ecs.Shot]
 	healthOf  generic.Map2[ecs.Health, ecs.Life]
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
-	shieldMap generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
 	staticMap generic.Map1[ecs.StaticGeometry]
 	players   generic.Map10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
@@ -146,7 +145,6 @@ func New(cfg Config) (*Simulation, error) {
 		shotOf:    generic.NewMap[ecs.Shot](w),
 		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
 		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
-		shieldMap: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](w),
 		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
 		players:   generic.NewMap10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
 		inputMap:  generic.NewMap2[ecs.InputQueue, ecs.Input](w),
@@ -260,20 +258,9 @@ func (s *Simulation) SpawnStatic(box geom.AABB) (ecs.Entity, error) {
 // SpawnShield adds a shield placed by owner for team, present from now until
 // the tick expires (exclusive; 0: until despawned).
 func (s *Simulation) SpawnShield(owner ecs.Entity, team uint8, box geom.AABB, expires int64) (ecs.Entity, error) {
-	e := s.shieldMap.NewWith(&ecs.Shield{Box: box, Expires: expires}, &ecs.Owner{Entity: owner}, &ecs.Team{ID: team})
-	if err := s.Collision.AddShield(e, owner, team, box); err != nil {
-		s.World.RemoveEntity(e)
-		return ecs.Entity{}, err
-	}
-	return e, nil
+	return s.env.NewShield(ecs.Shield{Box: box, Expires: expires}, owner, owner, team)
 }
 
 // Despawn removes an entity and its colliders. A player's hitbox stays in the
 // history it was recorded in, so shots that see the past still see it.
-func (s *Simulation) Despawn(e ecs.Entity) {
-	if !s.World.Alive(e) {
-		return
-	}
-	s.Collision.RemoveBlocker(e)
-	s.World.RemoveEntity(e)
-}
+func (s *Simulation) Despawn(e ecs.Entity) { s.env.Despawn(e) }

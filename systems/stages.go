@@ -124,12 +124,11 @@ func (s *Simulation) lagCompensation() {
 		}
 		if lc.CatchUp && lc.From < now { // caught up in its first tick: the present from then on
 			*vt = ecs.ViewTime{Tick: now}
-			s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
-			continue
+		} else {
+			*vt = s.cfg.LagComp.ViewTimeAt(now, oldest, lag.Ticks)
 		}
-		*vt = s.cfg.LagComp.ViewTimeAt(now, oldest, lag.Ticks)
 		s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
-		if lc.CatchUp { // its first tick: one step per tick of view time, up to the present
+		if lc.CatchUp && lc.From == now { // its first tick: one step per tick of view time, up to the present
 			for t := (ecs.ViewTime{Tick: vt.Tick + 1, Frac: vt.Frac}); t.Tick < now || (t.Tick == now && t.Frac == 0); t.Tick++ {
 				s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: t})
 			}
@@ -162,9 +161,8 @@ func (s *Simulation) damage() {
 	now := s.Clock.Tick
 	slices.SortFunc(s.Events.Shots, func(a, b ecs.ShotEvent) int {
 		return cmp.Or(cmp.Compare(a.ViewTime.Tick, b.ViewTime.Tick), cmp.Compare(a.ViewTime.Frac, b.ViewTime.Frac),
-			cmp.Compare(a.Shooter.ID(), b.Shooter.ID()), cmp.Compare(a.Shooter.Generation(), b.Shooter.Generation()),
-			cmp.Compare(a.Shot, b.Shot), cmp.Compare(a.Weapon, b.Weapon), cmp.Compare(a.Target.ID(), b.Target.ID()),
-			cmp.Compare(a.Target.Generation(), b.Target.Generation()), cmp.Compare(a.Result, b.Result), boolCmp(a.Splash, b.Splash))
+			ecs.CompareEntity(a.Shooter, b.Shooter), cmp.Compare(a.Shot, b.Shot), cmp.Compare(a.Weapon, b.Weapon),
+			ecs.CompareEntity(a.Target, b.Target), cmp.Compare(a.Result, b.Result), boolCmp(a.Splash, b.Splash))
 	})
 	for i := range s.Events.Shots {
 		ev := &s.Events.Shots[i]

@@ -197,12 +197,8 @@ func decodeParams(o *fields.Object, d *Definition, spec *kindSpec) error {
 		} else if decl.Required {
 			return fields.Errorf(fields.Join(o.Path, "params."+decl.Name), "missing field")
 		}
-		path := fields.Join(fields.Join(o.Path, "params"), decl.Name)
-		if v < decl.Min || v > decl.Max {
-			return fields.Errorf(path, "%v is outside %v..%v", v, decl.Min, decl.Max)
-		}
-		if decl.Integer && v != math.Trunc(v) {
-			return fields.Errorf(path, "expected a whole number, got %v", v)
+		if msg := decl.check(v); msg != "" {
+			return fields.Errorf(fields.Join(fields.Join(o.Path, "params"), decl.Name), "%s", msg)
 		}
 		d.Params[decl.Name] = v
 	}

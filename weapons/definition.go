@@ -125,6 +125,15 @@ const (
 	MaxSpeed    = 100_000
 )
 
+// OnHead is damage as dealt where it landed: times HeadMultiplier on the
+// head.
+func (d *Definition) OnHead(damage float64, head bool) float64 {
+	if head {
+		return damage * d.HeadMultiplier
+	}
+	return damage
+}
+
 // withDefaults fills the fields whose zero value is not the default.
 func (d *Definition) withDefaults() {
 	if d.HeadMultiplier == 0 {
@@ -232,12 +241,6 @@ type validator struct{ err error }
 func (v *validator) fail(field, format string, args ...any) {
 	if v.err == nil {
 		v.err = &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
-}
-
-func (v *validator) finite(field string, f float64) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		v.fail(field, "must be a number, got %v", f)
 	}
 }
 

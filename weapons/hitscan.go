@@ -20,12 +20,7 @@ import (
 type hitscan struct {
 	env  *Env
 	m    generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.HitscanShot]
-	hits []pelletHit
-}
-
-type pelletHit struct {
-	target ecs.Entity
-	ev     ecs.ShotEvent
+	hits []ecs.ShotEvent // a pellet shot's hits, one per target
 }
 
 func newHitscan(env *Env) Kind {
@@ -61,13 +56,12 @@ func (k *hitscan) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 					blocked = hit
 				}
 			default:
-				i := slices.IndexFunc(k.hits, func(h pelletHit) bool { return h.target == hit.Entity })
+				i := slices.IndexFunc(k.hits, func(h ecs.ShotEvent) bool { return h.Target == hit.Entity })
 				if i < 0 {
-					k.hits = append(k.hits, pelletHit{target: hit.Entity, ev: ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon,
-						Shooter: owner.Entity, Tick: k.env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: hit.Entity, Point: hit.Point}})
+					k.hits = append(k.hits, k.env.HitEvent(shot, owner.Entity, at, hit.Entity, hit.Point, 0))
 					i = len(k.hits) - 1
 				}
-				h := &k.hits[i].ev
+				h := &k.hits[i]
 				h.Pellets++
 				h.Head = h.Head || hit.Head
 				h.Damage += k.damage(def, hit)
@@ -77,19 +71,13 @@ func (k *hitscan) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 			k.env.Report(shot, owner.Entity, at, blocked, !blocked.Entity.IsZero(), hs.Origin.AddScaled(hs.Dir, def.Range), 0)
 			continue
 		}
-		slices.SortFunc(k.hits, func(a, b pelletHit) int { return int(a.target.ID()) - int(b.target.ID()) })
-		for _, h := range k.hits {
-			k.env.Events.Shots = append(k.env.Events.Shots, h.ev)
-		}
+		slices.SortFunc(k.hits, func(a, b ecs.ShotEvent) int { return ecs.CompareEntity(a.Target, b.Target) })
+		k.env.Events.Shots = append(k.env.Events.Shots, k.hits...)
 	}
 }
 
 // damage is what a ray that touched hit deals: falloff by distance, the head
 // multiplier on the head.
 func (k *hitscan) damage(def *Definition, hit lagcomp.Hit) float64 {
-	d := def.Damage * def.Falloff.Factor(hit.T)
-	if hit.Head {
-		d *= def.HeadMultiplier
-	}
-	return d
+	return def.OnHead(def.Damage*def.Falloff.Factor(hit.T), hit.Head)
 }

@@ -48,6 +48,17 @@ type Param struct {
 	Integer  bool // a count: only whole numbers
 }
 
+// check returns why v is not a value of the param, or "".
+func (p *Param) check(v float64) string {
+	switch {
+	case v < p.Min || v > p.Max:
+		return fmt.Sprintf("%v is outside %v..%v", v, p.Min, p.Max)
+	case p.Integer && v != math.Trunc(v):
+		return fmt.Sprintf("expected a whole number, got %v", v)
+	}
+	return ""
+}
+
 type kindSpec struct {
 	name    string
 	factory Factory
@@ -143,11 +154,8 @@ func (r *Registry) checkParams(d *Definition) error {
 			d.Params[p.Name] = p.Default
 			continue
 		}
-		if v < p.Min || v > p.Max {
-			return &FieldError{Field: "params." + p.Name, Msg: fmt.Sprintf("%v is outside %v..%v", v, p.Min, p.Max)}
-		}
-		if p.Integer && v != math.Trunc(v) {
-			return &FieldError{Field: "params." + p.Name, Msg: fmt.Sprintf("expected a whole number, got %v", v)}
+		if msg := p.check(v); msg != "" {
+			return &FieldError{Field: "params." + p.Name, Msg: msg}
 		}
 	}
 	return nil
@@ -185,15 +193,39 @@ type Env struct {
 	common    generic.Map6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot]
 	commonIDs []ecs.ID
 	ids       []ecs.ID // scratch for NewShot
+	shields   generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
 }
 
 // NewEnv returns the environment of a room.
 func NewEnv(w *ecs.World, cw *lagcomp.CollisionWorld, cat *Catalog, friendlyFire bool) *Env {
 	return &Env{World: w, Collision: cw, Clock: ecs.Resource[ecs.Clock](w), Events: ecs.Resource[ecs.Events](w),
 		Catalog: cat, FriendlyFire: friendlyFire,
-		common: generic.NewMap6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot](w),
+		common:  generic.NewMap6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot](w),
+		shields: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](w),
 		commonIDs: []ecs.ID{ecs.ComponentID[ecs.LagCompensated](w), ecs.ComponentID[ecs.Owner](w), ecs.ComponentID[ecs.Team](w),
 			ecs.ComponentID[ecs.ViewLag](w), ecs.ComponentID[ecs.ViewTime](w), ecs.ComponentID[ecs.Shot](w)}}
+}
+
+// NewShield creates a shield entity of owner for team, with its collider:
+// transparent to blocker's shots (zero: to nobody's). The collider needs a
+// finite box; on an error nothing is created.
+func (env *Env) NewShield(sh ecs.Shield, owner, blocker ecs.Entity, team uint8) (ecs.Entity, error) {
+	e := env.shields.NewWith(&sh, &ecs.Owner{Entity: owner}, &ecs.Team{ID: team})
+	if err := env.Collision.AddShield(e, blocker, team, sh.Box); err != nil {
+		env.World.RemoveEntity(e)
+		return ecs.Entity{}, err
+	}
+	return e, nil
+}
+
+// Despawn removes an entity, with its static or shield collider if it has
+// one; an entity already gone is ignored.
+func (env *Env) Despawn(e ecs.Entity) {
+	if !env.World.Alive(e) {
+		return
+	}
+	env.Collision.RemoveBlocker(e)
+	env.World.RemoveEntity(e)
 }
 
 // Shot is what a kind's Spawn receives: one validated use of a weapon.
@@ -262,8 +294,14 @@ func (env *Env) Report(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, hit la
 
 // Hit reports that shot hit target for damage.
 func (env *Env) Hit(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, target ecs.Entity, point geom.Vec3, damage float64) {
-	env.Events.Shots = append(env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
-		Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: target, Point: point, Damage: damage})
+	env.Events.Shots = append(env.Events.Shots, env.HitEvent(shot, owner, at, target, point, damage))
+}
+
+// HitEvent is the event of shot hitting target for damage, for a kind to
+// complete (Head, Splash, Pellets) before it appends it to Events.Shots.
+func (env *Env) HitEvent(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, target ecs.Entity, point geom.Vec3, damage float64) ecs.ShotEvent {
+	return ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
+		Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: target, Point: point, Damage: damage}
 }
 
 // Miss reports that shot hit nothing.

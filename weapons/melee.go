@@ -71,12 +71,9 @@ func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 			continue
 		}
 		for _, h := range k.hits {
-			damage := def.Damage
-			if h.Head {
-				damage *= def.HeadMultiplier
-			}
-			k.env.Events.Shots = append(k.env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner.Entity,
-				Tick: k.env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: h.Entity, Point: point, Head: h.Head, Damage: damage})
+			ev := k.env.HitEvent(shot, owner.Entity, at, h.Entity, point, def.OnHead(def.Damage, h.Head))
+			ev.Head = h.Head
+			k.env.Events.Shots = append(k.env.Events.Shots, ev)
 		}
 	}
 }

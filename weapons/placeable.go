@@ -20,10 +20,9 @@ import (
 // stops everybody's, its placer's too. Placing more than MaxActive removes
 // the placer's oldest.
 type placeable struct {
-	env     *Env
-	shields generic.Map3[ecs.Shield, ecs.Owner, ecs.Team]
-	query   *generic.Filter2[ecs.Shield, ecs.Owner]
-	mine    []placed
+	env   *Env
+	query *generic.Filter2[ecs.Shield, ecs.Owner]
+	mine  []placed
 }
 
 type placed struct {
@@ -32,8 +31,7 @@ type placed struct {
 }
 
 func newPlaceable(env *Env) Kind {
-	return &placeable{env: env, shields: generic.NewMap3[ecs.Shield, ecs.Owner, ecs.Team](env.World),
-		query: generic.NewFilter2[ecs.Shield, ecs.Owner]()}
+	return &placeable{env: env, query: generic.NewFilter2[ecs.Shield, ecs.Owner]()}
 }
 
 func (k *placeable) Spawn(s *Shot) {
@@ -48,11 +46,10 @@ func (k *placeable) Spawn(s *Shot) {
 		}
 	}
 	slices.SortFunc(k.mine, func(a, b placed) int {
-		return cmp.Or(cmp.Compare(a.placed, b.placed), cmp.Compare(a.e.ID(), b.e.ID()))
+		return cmp.Or(cmp.Compare(a.placed, b.placed), ecs.CompareEntity(a.e, b.e))
 	})
 	for i := 0; len(k.mine)-i >= def.MaxActive; i++ {
-		k.env.Collision.RemoveBlocker(k.mine[i].e)
-		k.env.World.RemoveEntity(k.mine[i].e)
+		k.env.Despawn(k.mine[i].e)
 	}
 	ahead := geom.V(s.Dir.X, 0, s.Dir.Z).Normalize()
 	if ahead == (geom.Vec3{}) {
@@ -72,10 +69,8 @@ func (k *placeable) Spawn(s *Shot) {
 	if def.DurationTicks > 0 {
 		expires = now + int64(def.DurationTicks)
 	}
-	e := k.shields.NewWith(&ecs.Shield{Box: box, Expires: expires, Weapon: s.Weapon, Placed: now}, &ecs.Owner{Entity: s.Shooter}, &ecs.Team{ID: team})
-	if err := k.env.Collision.AddShield(e, blocker, team, box); err != nil {
-		k.env.World.RemoveEntity(e) // a non-finite box: impossible from a valid shot
-	}
+	// An error means a non-finite box: impossible from a valid shot.
+	k.env.NewShield(ecs.Shield{Box: box, Expires: expires, Weapon: s.Weapon, Placed: now}, s.Shooter, blocker, team)
 }
 
 // Resolve has nothing to do: placeables are not lag-compensated.

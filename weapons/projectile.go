@@ -55,11 +55,7 @@ func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 		p.Steps++
 		if ok {
 			tf.Pos = hit.Point
-			damage := def.Damage
-			if hit.Head {
-				damage *= def.HeadMultiplier
-			}
-			k.env.Report(shot, owner.Entity, at, hit, true, tf.Pos, damage)
+			k.env.Report(shot, owner.Entity, at, hit, true, tf.Pos, def.OnHead(def.Damage, hit.Head))
 			if def.Splash.Radius > 0 {
 				direct := ecs.Entity{}
 				if hit.Kind == lagcomp.KindHitbox {
@@ -104,9 +100,8 @@ func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, t
 				continue
 			}
 		}
-		ev := ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner, Tick: k.env.Clock.Tick, ViewTime: at,
-			Result: ecs.ResultHit, Target: h.Entity, Point: center, Splash: true,
-			Damage: def.Splash.Damage * def.Splash.Factor(max(0, d-c.Capsule.Radius))}
+		ev := k.env.HitEvent(shot, owner, at, h.Entity, center, def.Splash.Damage*def.Splash.Factor(max(0, d-c.Capsule.Radius)))
+		ev.Splash = true
 		k.env.Events.Shots = append(k.env.Events.Shots, ev)
 	}
 }
