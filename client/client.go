@@ -1,12 +1,16 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,14 +27,29 @@ import (
 
 // Config configures a Client.
 type Config struct {
-	Addr  string // the server, host:port
+	Addr string // the server, host:port
+	// Token is the connect token the matchmaker handed out (its text form:
+	// base64url, docs/tokens.md). It names the room, the player, its team
+	// and class; a server in open development mode takes none.
+	Token string
+	// Room, Name, Team and Class: with a token, leave them empty (0) to take
+	// the token's; anything else must equal it. Without a token (open
+	// development mode), the room is created on demand and team 0 lets the
+	// server choose.
 	Room  string
 	Name  string
-	Team  uint8 // 1 or 2; 0 lets the server choose
+	Team  uint8
 	Class string
-	// TLS verifies the server. Nil skips verification, for development
-	// servers with a self-signed certificate.
+	// TLS verifies the server: nil verifies its certificate against the
+	// system's roots for the host of Addr.
 	TLS *tls.Config
+	// ServerCertSHA256 pins the server's certificate instead: the SHA-256 of
+	// its DER encoding, as the matchmaker hands it out with the token (and
+	// rewind serve logs it). No CA is needed then.
+	ServerCertSHA256 []byte
+	// InsecureSkipVerify accepts any certificate the server shows:
+	// development only, never against a server on another machine.
+	InsecureSkipVerify bool
 	// Input decides what the player does every tick.
 	Input InputSource
 	// InterpDelay is how far behind the newest snapshot remote entities are
@@ -116,7 +135,7 @@ type Client struct {
 	ackedInput int64     // the newest input tick the server processed, −1: none
 	reconciled int64     // the InputAck of the last snapshot reconciled against
 	shot       uint16
-	arsenal    ecs.Arsenal          // the loadout, under the server's rules (weapons.Use)
+	arsenal    ecs.Arsenal          // the loadout, under the server's rules (weapons.Use); Fired: the spread sequence
 	defs       []weapons.Definition // the rules of each weapon id, from the Welcome
 	shots      [shotRing]shotRecord // recent shots, by shot id modulo shotRing
 
@@ -161,10 +180,12 @@ const shotRing = 256
 const ringSize = 1024
 
 type frame struct {
-	tick int64
-	q    protocol.Input // as sent
-	in   ecs.Input      // as the server will apply it
-	pos  geom.Vec3      // the predicted position after it
+	tick  int64
+	q     protocol.Input // as sent
+	in    ecs.Input      // as the server will apply it
+	pos   geom.Vec3      // the predicted position after it
+	seq   uint32         // the shot's index in the spread sequence, when it fired
+	shots uint32         // shots fired through this tick, as predicted (the server's own count corrects it)
 }
 
 // Dial connects to the server and joins the configured room.
@@ -182,12 +203,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Lead == 0 {
 		cfg.Lead = 2
 	}
-	tc := cfg.TLS
-	if tc == nil {
-		tc = &tls.Config{InsecureSkipVerify: true}
+	tc, err := tlsConfig(&cfg)
+	if err != nil {
+		return nil, err
 	}
-	tc = tc.Clone()
-	tc.NextProtos = []string{protocol.ALPN}
 	raddr, err := net.ResolveUDPAddr("udp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -220,13 +239,53 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// tlsConfig is how the client checks the server: a pinned certificate hash,
+// the caller's TLS configuration (system roots by default), or, explicitly,
+// nothing.
+func tlsConfig(cfg *Config) (*tls.Config, error) {
+	var tc *tls.Config
+	switch {
+	case len(cfg.ServerCertSHA256) > 0:
+		if len(cfg.ServerCertSHA256) != sha256.Size {
+			return nil, fmt.Errorf("client: ServerCertSHA256: %d bytes, want %d", len(cfg.ServerCertSHA256), sha256.Size)
+		}
+		pin := slices.Clone(cfg.ServerCertSHA256)
+		// The chain is not checked (a pinned certificate may be self-signed);
+		// VerifyConnection still runs and compares the leaf with the pin.
+		tc = &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("client: the server showed no certificate")
+			}
+			if sum := sha256.Sum256(cs.PeerCertificates[0].Raw); !bytes.Equal(sum[:], pin) {
+				return fmt.Errorf("client: the server's certificate %x is not the pinned %x", sum, pin)
+			}
+			return nil
+		}}
+	case cfg.InsecureSkipVerify:
+		tc = &tls.Config{InsecureSkipVerify: true}
+	case cfg.TLS != nil:
+		tc = cfg.TLS.Clone()
+	default:
+		tc = &tls.Config{}
+	}
+	tc.NextProtos = []string{protocol.ALPN}
+	return tc, nil
+}
+
 func (c *Client) join(ctx context.Context) error {
 	stream, err := c.conn.OpenStreamSync(ctx)
 	if err != nil {
 		return fmt.Errorf("client: control stream: %w", err)
 	}
 	c.stream = stream
-	j := protocol.Join{Version: protocol.Version, Room: c.cfg.Room, Name: c.cfg.Name, Team: c.cfg.Team, Class: c.cfg.Class}
+	var tok []byte
+	if c.cfg.Token != "" {
+		if tok, err = base64.RawURLEncoding.DecodeString(c.cfg.Token); err != nil {
+			return fmt.Errorf("client: Token: not base64url: %w", err)
+		}
+	}
+	j := protocol.Join{Version: protocol.Version, Token: tok, Room: c.cfg.Room, Name: c.cfg.Name, Team: c.cfg.Team, Class: c.cfg.Class,
+		InterpDelay: uint16(min(c.cfg.InterpDelay.Milliseconds(), math.MaxUint16))}
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		return fmt.Errorf("client: join: %w", err)
 	}
@@ -273,7 +332,9 @@ func (c *Client) join(ctx context.Context) error {
 		ids[i] = uint16(id)
 	}
 	c.arsenal = weapons.Arm(ids, c.defs)
-	c.interp = c.cfg.InterpDelay.Seconds() * float64(w.TickRate)
+	// The server grants view lag for at most the delay it accepted: render
+	// no further back, or shots would be resolved later than they were seen.
+	c.interp = float64(min(c.cfg.InterpDelay.Milliseconds(), int64(w.InterpDelay))) / 1000 * float64(w.TickRate)
 	c.snapEvery = 1
 	if w.SnapshotRate > 0 && w.TickRate >= w.SnapshotRate {
 		c.snapEvery = int64(w.TickRate / w.SnapshotRate)
@@ -422,12 +483,15 @@ func (c *Client) step() {
 			f.q.Buttons |= ecs.ButtonReload
 		}
 		// The server's own rules: a shot it would refuse is not sent.
+		seq := c.arsenal.Fired
 		if intent.Fire && weapons.Use(&c.arsenal, uint16(intent.Weapon), def, c.tick) == 0 {
 			c.shot++
 			f.q.Buttons |= ecs.ButtonFire
 			f.q.Shot = c.shot
+			f.seq = seq
 		}
 	}
+	f.shots = c.arsenal.Fired
 	f.in = f.q.Value(c.tick)
 	if c.alive {
 		movement.Step(&c.tf, &c.vel, &f.in, c.dt.Seconds(), c.params)
@@ -484,9 +548,14 @@ func (c *Client) drainEvents() {
 
 func (c *Client) onEvent(ev protocol.Event) {
 	switch ev.Kind {
-	case protocol.EventHit:
+	case protocol.EventHit, protocol.EventNoDamage:
 		if ev.Player == c.welcome.Player {
-			c.stats.HitsConfirmed++
+			if ev.Kind == protocol.EventHit {
+				c.stats.HitsConfirmed++
+			} else {
+				c.stats.NoDamage++
+			}
+			// Either way lag compensation registered the hit on that target.
 			if r := &c.shots[ev.Shot%shotRing]; r.valid && r.shot == ev.Shot && r.seen == ev.Other {
 				c.stats.SeenConfirmed++
 			}

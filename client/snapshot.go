@@ -139,6 +139,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	if h.InputAck != protocol.NoTick {
 		c.ackedInput = max(c.ackedInput, int64(h.InputAck))
 	}
+	c.reconcileShots(h)
 	if !c.alive {
 		c.tf.Pos, c.offset = server, geom.Vec3{}
 		return
@@ -180,6 +181,29 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	}
 	c.stats.Corrections++
 	c.stats.MaxCorrection = max(c.stats.MaxCorrection, errLen)
+}
+
+// reconcileShots takes the server's count of the player's shots: the spread
+// sequence is the server's, and a shot the client predicted but the server
+// never fired (its input lost for good) would put the client's pellets one
+// behind for the rest of the match.
+func (c *Client) reconcileShots(h *protocol.SnapshotHeader) {
+	k := int64(h.Tick)
+	f := &c.ring[k%ringSize]
+	if f.tick != k || k >= c.tick || k < c.firstTick {
+		return // not predicted (yet, or any more)
+	}
+	d := h.Own.Shots - f.shots // modulo 2³²
+	if d == 0 {
+		return
+	}
+	for t := k; t < c.tick; t++ {
+		g := &c.ring[t%ringSize]
+		g.shots += d
+		g.seq += d
+	}
+	c.arsenal.Fired += d
+	c.stats.SpreadCorrections++
 }
 
 // advanceRender moves the time remote entities are shown at: one tick per

@@ -70,7 +70,8 @@ func (c *Client) buildView() {
 		if b != nil {
 			if j, ok := slices.BinarySearchFunc(b.Players, pa.ID, func(e protocol.Entity, id uint32) int { return int(int64(e.ID) - int64(id)) }); ok {
 				pb := b.Players[j].State
-				if pb.Flags&protocol.FlagAlive != 0 && p.Alive {
+				// Never across a teleport (a respawn): nobody stood in between.
+				if pb.Flags&protocol.FlagAlive != 0 && p.Alive && pb.Flags&protocol.FlagTeleports == pa.State.Flags&protocol.FlagTeleports {
 					p.Pos = p.Pos.Lerp(protocol.VecValue(pb.Pos), frac)
 					p.Yaw = lerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
 				}
@@ -98,8 +99,9 @@ func (c *Client) fired(f *frame) {
 	o := f.pos.Add(geom.V(0, c.welcome.EyeHeight, 0))
 	aim := movement.Aim(f.in.Yaw, f.in.Pitch)
 	target := uint32(0)
+	key := spread.Key(c.welcome.SpreadSeed, c.welcome.Player, f.seq)
 	for p := range max(int(w.Pellets), 1) { // the server's own pellets (package spread)
-		if target = c.firstEnemy(o, spread.Dir(aim, w.Spread, c.welcome.Player, f.q.Shot, p), w.Range); target != 0 {
+		if target = c.firstEnemy(o, spread.Dir(aim, w.Spread, key, p), w.Range); target != 0 {
 			break
 		}
 	}
@@ -146,8 +148,13 @@ type Stats struct {
 	ClockJumps       uint64
 	ShotsFired       uint64
 	HitsSeen         uint64 // hitscan shots that hit an enemy on the client's screen
-	HitsConfirmed    uint64 // hits the server confirmed
-	SeenConfirmed    uint64 // hits seen that the server confirmed on the same target
+	HitsConfirmed    uint64 // hits the server confirmed that dealt damage (Hit events)
+	NoDamage         uint64 // hits the server registered on a target that took no damage (invulnerable, already dead)
+	SeenConfirmed    uint64 // hits seen that the server registered on the same target (with or without damage)
+	// SpreadCorrections counts snapshots whose count of the player's shots
+	// differed from the prediction (a fire input lost for good): the client
+	// took the server's, and its next pellets are the server's again.
+	SpreadCorrections uint64
 	// Shots (and hits seen) fired after the server had killed the player,
 	// learnt from the kill event: the server never fired them.
 	ShotsAfterDeath    uint64

@@ -86,6 +86,15 @@ type Life struct {
 	// Lives counts its respawns: something started in one life (a melee
 	// wind-up) does not land in the next.
 	Lives uint32
+	// Moved is the tick from which its position was set rather than reached
+	// by movement (a respawn): the history marks that tick's pose as a
+	// teleport, and lag compensation never interpolates across it.
+	Moved int64
+	// Teleports counts the teleports the history marked (respawns, and any
+	// move longer than physics allows in a tick): clients compare it
+	// between two snapshots so that they do not interpolate across one
+	// either.
+	Teleports uint32
 }
 
 // MaxLoadout is the most weapons a player carries.
@@ -97,6 +106,11 @@ const MaxLoadout = 8
 type Arsenal struct {
 	Slots [MaxLoadout]WeaponState
 	Count int // slots in use
+	// Fired counts the shots the rules let through, over the whole match
+	// (a respawn does not reset it): the next shot's index in the player's
+	// spread sequence, which the server advances and the client cannot
+	// choose or skip in.
+	Fired uint32
 }
 
 // WeaponState is one carried weapon.
@@ -126,11 +140,48 @@ const StreakMemory = 16
 type Owner struct{ Entity Entity }
 
 // ViewLag is how many ticks behind the present an entity's owner sees the
-// world. Players get it from their inputs (present − reported view time);
-// lag-compensated entities copy their owner's every tick and keep the last
-// value once the owner is gone, so a projectile goes on flying in its
-// shooter's time.
-type ViewLag struct{ Ticks float64 }
+// world. Players get it from their inputs: present − reported view time,
+// bounded by what the server measured of the client and by the room's cap
+// (Clamp says why a claim was cut, Claimed what it was). A lag-compensated
+// entity takes its shooter's when it is fired and keeps it: its view time
+// advances one tick per server tick, whatever its owner does next.
+type ViewLag struct {
+	Ticks   float64
+	Claimed float64     // the lag the input claimed, when Clamp is set
+	Clamp   ClampReason // why the claim was cut to Ticks; 0: it was not
+}
+
+// ClampReason says why the server granted less view lag than a client
+// claimed.
+type ClampReason uint8
+
+// Reasons a claimed view lag is cut.
+const (
+	// ClampMeasured: deeper than the server's own measurement of the client
+	// allows (round trip, input lead, interpolation delay, tolerance).
+	ClampMeasured ClampReason = iota + 1
+	// ClampMaxUnlag: deeper than the room's favour-the-shooter cap.
+	ClampMaxUnlag
+	// ClampWeapon: deeper than the weapon's own max_rewind.
+	ClampWeapon
+	// ClampFuture: a view time after the present.
+	ClampFuture
+)
+
+// String returns the reason's metric label.
+func (r ClampReason) String() string {
+	switch r {
+	case ClampMeasured:
+		return "measured"
+	case ClampMaxUnlag:
+		return "max_unlag"
+	case ClampWeapon:
+		return "weapon"
+	case ClampFuture:
+		return "future"
+	}
+	return "none"
+}
 
 // ViewTime is a server time, a tick plus a fraction of the next tick, at which
 // an entity is resolved: the present minus its ViewLag, clamped to the rewind
@@ -180,9 +231,13 @@ type LagCompensated struct {
 // Shot identifies the use of a weapon that produced a lag-compensated entity,
 // for the events it causes.
 type Shot struct {
-	ID     uint32 // shot id: the scenario's index, or the shooter's sequence number
+	ID     uint32 // shot id: the scenario's index, or the client's shot counter (a label echoed in events)
 	Weapon uint16 // index in the room's weapon catalogue
 	Fired  int64  // server tick the shot was fired at
+	// Seq is the shot's index in its shooter's spread sequence: the
+	// server's count of the shooter's earlier shots (the scenario's index
+	// for scripted shots). The client never chooses it.
+	Seq uint32
 }
 
 // HitscanShot is an instantaneous ray (or several: a shotgun's pellets),
@@ -239,8 +294,12 @@ type Input struct {
 	Weapon       uint16 // selected weapon, a catalogue id
 	Shot         uint32 // the client's shot counter, echoed in events
 	// ViewTime is the server time the client was rendering remote entities
-	// at when it produced the input (its interpolation time).
+	// at when it produced the input (its interpolation time), as it claims.
 	ViewTime ViewTime
+	// Earliest is the earliest view time the server grants this input, in
+	// ticks: what it measured of the client when the input arrived (0: no
+	// bound but the room's cap and the window).
+	Earliest float64
 }
 
 // InputQueueLen is how many ticks of inputs a player can have waiting: at

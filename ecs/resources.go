@@ -116,6 +116,43 @@ type ShotEvent struct {
 	Streak   bool      // the hit completed a streak and carries its bonus
 	Damage   float64   // the damage the weapon deals with this hit (falloff, head, splash, streak applied)
 	Dealt    float64   // the health it took (set by the Damage system: 0 for the dead and the invulnerable)
+	// NoDamage says why a hit took no health (set by the Damage system;
+	// 0 when it did).
+	NoDamage NoDamageReason
+}
+
+// NoDamageReason says why a hit dealt no damage.
+type NoDamageReason uint8
+
+// Reasons a hit deals no damage.
+const (
+	NoDamageInvulnerable NoDamageReason = iota + 1 // the target had just respawned
+	NoDamageDead                                   // the target was already dead (possibly from an earlier hit this tick)
+	NoDamageZero                                   // the weapon deals no damage at that range, or the target has no health
+)
+
+// String returns the reason's name, as events and metrics label it.
+func (r NoDamageReason) String() string {
+	switch r {
+	case NoDamageInvulnerable:
+		return "invulnerable"
+	case NoDamageDead:
+		return "dead"
+	case NoDamageZero:
+		return "zero"
+	}
+	return "none"
+}
+
+// ClampEvent is a shot fired with less view lag than its shooter claimed.
+type ClampEvent struct {
+	Shooter Entity
+	Shot    uint32
+	Weapon  uint16
+	Reason  ClampReason
+	Claimed float64 // ticks
+	Granted float64 // ticks: what the shot was resolved with
+	Tick    int64
 }
 
 // KillEvent is a player's death.
@@ -140,6 +177,7 @@ type Events struct {
 	Rejected []RejectedShot
 	Kills    []KillEvent
 	Respawns []RespawnEvent
+	Clamps   []ClampEvent
 }
 
 // NewWorld creates a room's World with its resources: the Clock at tick 0 with

@@ -257,6 +257,10 @@ type Pose struct {
 	Team   uint8
 	Hitbox ecs.Hitbox
 	Pos    geom.Vec3 // feet
+	// Teleport marks a pose not reached by moving from the tick before (a
+	// respawn, a move longer than physics allows): the time machine never
+	// interpolates into it.
+	Teleport bool
 }
 
 // placeHitboxes makes the set of hitboxes exactly poses: hitboxes of entities

@@ -22,6 +22,18 @@ type Config struct {
 	Bucketing bool
 	// CellSize is the broadphase grid's cell edge in metres.
 	CellSize float64
+	// MaxUnlagTicks is the deepest view lag a player's claim is granted
+	// (Source's sv_maxunlag): the favour-the-shooter cap. 0: WindowTicks.
+	// It never exceeds WindowTicks.
+	MaxUnlagTicks float64
+}
+
+// MaxUnlag returns the deepest view lag a claim is granted, in ticks.
+func (c Config) MaxUnlag() float64 {
+	if c.MaxUnlagTicks > 0 {
+		return min(c.MaxUnlagTicks, float64(c.WindowTicks))
+	}
+	return float64(c.WindowTicks)
 }
 
 // DefaultConfig returns Dino Squad's tuning: a 30-tick window, exact view
@@ -47,6 +59,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("view_resolution: %d is outside 0..%d", c.ViewResolution, MaxViewResolution)
 	case !(c.CellSize >= 0.25 && c.CellSize <= 1024):
 		return fmt.Errorf("cell_size: %v is outside 0.25..1024 metres", c.CellSize)
+	case !(c.MaxUnlagTicks >= 0 && c.MaxUnlagTicks <= float64(c.WindowTicks)):
+		return fmt.Errorf("max_unlag: %v ticks is outside 0..window_ticks (%d)", c.MaxUnlagTicks, c.WindowTicks)
 	}
 	return nil
 }

@@ -19,7 +19,8 @@ func NewTimeMachine(history *History, world *CollisionWorld) *TimeMachine {
 
 // TravelTo places every hitbox as it was at time t: each entity recorded at
 // ⌊t⌋ stands at the interpolation of its poses at ⌊t⌋ and ⌊t⌋+1 by the
-// fraction of t (at its ⌊t⌋ pose if it was not recorded at ⌊t⌋+1); entities
+// fraction of t (at its ⌊t⌋ pose if it was not recorded at ⌊t⌋+1, or if its
+// ⌊t⌋+1 pose is a teleport: nobody ever stood between the two); entities
 // not recorded at ⌊t⌋ are absent. A time outside the history is clamped to
 // the oldest or newest frame. It returns the time actually travelled to.
 func (tm *TimeMachine) TravelTo(t ecs.ViewTime) ecs.ViewTime {
@@ -48,7 +49,7 @@ func (tm *TimeMachine) TravelTo(t ecs.ViewTime) ecs.ViewTime {
 		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
 			j++
 		}
-		if j < len(b) && b[j].Entity == p.Entity {
+		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport {
 			p.Pos = p.Pos.Lerp(b[j].Pos, t.Frac)
 		}
 		tm.scratch = append(tm.scratch, p)

@@ -153,3 +153,41 @@ func TestEntityIndexRecycledWithNewGeneration(t *testing.T) {
 		t.Errorf("new generation at %v %v", p, ok)
 	}
 }
+
+// A pose marked as a teleport is never interpolated into: between a death
+// spot and a spawn point the entity stands at the pose before the jump, and
+// a ray through the midpoint, where nobody ever stood, hits nothing.
+func TestTravelNeverInterpolatesAcrossATeleport(t *testing.T) {
+	e := entities(2)
+	h := NewHistory(30)
+	mustRecord(t, h, 0, pose(e[0], 1, 0, 0), pose(e[1], 2, 0, 10))
+	mustRecord(t, h, 1, pose(e[0], 1, 1, 0), pose(e[1], 2, 0, 10))
+	jump := pose(e[0], 1, 21, 0) // 20 m in a tick
+	jump.Teleport = true
+	mustRecord(t, h, 2, jump, pose(e[1], 2, 0, 10))
+	mustRecord(t, h, 3, pose(e[0], 1, 22, 0), pose(e[1], 2, 0, 10))
+	w := NewCollisionWorld(4)
+	tm := NewTimeMachine(h, w)
+	for _, tt := range []struct {
+		at   ecs.ViewTime
+		want geom.Vec3
+	}{
+		{ecs.ViewTime{Tick: 0, Frac: 0.5}, geom.V(0.5, 0, 0)}, // an ordinary step: interpolated
+		{ecs.ViewTime{Tick: 1, Frac: 0.5}, geom.V(1, 0, 0)},   // across the teleport: the pose before it
+		{ecs.ViewTime{Tick: 1, Frac: 0.99}, geom.V(1, 0, 0)},
+		{ecs.ViewTime{Tick: 2}, geom.V(21, 0, 0)},              // the teleport's own tick: where it landed
+		{ecs.ViewTime{Tick: 2, Frac: 0.5}, geom.V(21.5, 0, 0)}, // after it: interpolated again
+	} {
+		tm.TravelTo(tt.at)
+		if p, ok := feetOf(t, w, e[0]); !ok || p.Sub(tt.want).Len() > 1e-12 {
+			t.Errorf("at %v: %v %v, want %v", tt.at, p, ok, tt.want)
+		}
+		if p, _ := feetOf(t, w, e[1]); p != geom.V(0, 0, 10) {
+			t.Errorf("at %v the other entity moved to %v", tt.at, p)
+		}
+	}
+	tm.TravelTo(ecs.ViewTime{Tick: 1, Frac: 0.5})
+	if hit, ok := w.Raycast(geom.V(11, 1, -5), geom.V(0, 0, 1), 10, Filter{Mask: Everything}); ok {
+		t.Errorf("a ray through the midpoint of the jump hit %v", hit)
+	}
+}

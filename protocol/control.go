@@ -60,38 +60,69 @@ func ReadFrame(r io.Reader, buf []byte) (uint8, []byte, []byte, error) {
 	return buf[0], buf[1:], buf, nil
 }
 
+// MaxToken is the largest connect token a Join carries, in bytes: far more
+// than a token needs (the server's verifier refuses anything over
+// token.MaxLen), so that an oversized token reaches it and is refused as a
+// token rather than as a broken message.
+const MaxToken = 2048
+
 // Join asks to play in a room.
 type Join struct {
 	Version uint16
-	Room    string // created on demand
-	Name    string
-	Team    uint8 // 1 or 2; 0 lets the server choose
-	Class   string
+	// Token is the matchmaker's connect token (docs/tokens.md); empty on a
+	// server in open development mode.
+	Token []byte
+	// Room, Name, Team and Class: with a token, empty (0) takes the token's
+	// and anything else must equal it; without, the room is created on
+	// demand and team 0 lets the server balance the teams.
+	Room  string
+	Name  string
+	Team  uint8
+	Class string
+	// InterpDelay is the longest delay, in milliseconds, the client shows
+	// remote entities behind its newest snapshot: part of the view lag the
+	// server grants it (bounded by the server).
+	InterpDelay uint16
 }
 
 // AppendJoin appends the payload of a Join.
 func AppendJoin(b []byte, m *Join) []byte {
 	b = appendU16(b, m.Version)
+	tok := m.Token[:min(len(m.Token), MaxToken)]
+	b = appendU16(b, uint16(len(tok)))
+	b = append(b, tok...)
 	b = appendStr(b, m.Room, MaxRoomLen)
 	b = appendStr(b, m.Name, MaxNameLen)
 	b = append(b, m.Team)
-	return appendStr(b, m.Class, MaxNameLen)
+	b = appendStr(b, m.Class, MaxNameLen)
+	return appendU16(b, m.InterpDelay)
 }
 
-// DecodeJoin decodes a Join payload.
+// DecodeJoin decodes a Join payload. Of a Join of another version only the
+// version is read (its layout may differ), with a ReasonVersion error: the
+// server answers it with a version Reject.
 func DecodeJoin(p []byte) (Join, error) {
 	r := reader{b: p, msg: "join"}
 	m := Join{Version: r.u16("version")}
+	if r.err == nil && m.Version != Version {
+		return m, fail(ReasonVersion, "join.version")
+	}
+	if tok := r.bytes16("token", MaxToken); len(tok) > 0 {
+		m.Token = append([]byte(nil), tok...)
+	}
 	m.Room = r.str("room", MaxRoomLen)
 	m.Name = r.str("name", MaxNameLen)
 	m.Team = r.u8("team")
 	m.Class = r.str("class", MaxNameLen)
+	m.InterpDelay = r.u16("interp_delay")
 	return m, r.end()
 }
 
 // WeaponInfo describes a weapon to clients: what they need to predict its
-// use (fire interval, magazine, reload), aim it (speed, gravity) and check a
-// hit on their own screen (range, pellets, spread).
+// use (fire interval, magazine, reload), aim it (speed, gravity), check a hit
+// on their own screen (range, pellets, spread) and show what a hit deals
+// (damage, head multiplier, falloff, splash, streak) and how far back it is
+// resolved (MaxRewind).
 type WeaponInfo struct {
 	Name          string
 	Kind          string
@@ -109,6 +140,14 @@ type WeaponInfo struct {
 	WindupTicks   uint16
 	Pellets       uint8
 	CatchUp       bool // a projectile in catch-up mode
+
+	HeadMultiplier float64
+	Falloff        [3]float64 // start, end (0: none), min
+	Splash         [3]float64 // radius (0: none), damage, min
+	StreakHits     uint16     // 0: no streak bonus
+	StreakWindow   float64    // ticks of view time
+	StreakBonus    float64    // 0.5: +50%
+	MaxRewind      float64    // ticks: the deepest view lag this weapon's shots are granted
 }
 
 // Box is an axis-aligned box of the map.
@@ -123,7 +162,8 @@ func (b Box) AABB() geom.AABB {
 }
 
 // Welcome accepts a join and tells the client what it needs to predict its
-// player exactly as the server simulates it.
+// player exactly as the server simulates it, and every rule it needs to
+// present the match honestly.
 type Welcome struct {
 	Version      uint16
 	Player       uint32 // the player's entity id in snapshots and events
@@ -133,16 +173,29 @@ type Welcome struct {
 	ServerTick   uint32 // the tick the server was about to simulate when it sent this
 	ConfigDigest uint64 // changes when anything the client must agree on changes
 	WindowTicks  uint16
+	MaxUnlag     float64 // ticks: the deepest view lag any claim is granted
 	Speed        float64 // movement speed, m/s
 	Arena        Box     // feet stay inside it on X and Z
 	EyeHeight    float64
 	Radius       float64 // hitbox capsule radius
 	Height       float64 // hitbox capsule height
+	HeadHeight   float64 // the top of the capsule that counts as the head
 	Spawn        [3]float64
-	Weapons      []WeaponInfo // indexed by the weapon ids inputs carry
-	Map          []Box        // static geometry
-	Class        string       // the player's class
-	Loadout      []uint8      // the weapon ids the player carries
+	// Match rules.
+	Health            float64
+	RespawnTicks      uint16
+	InvulnerableTicks uint16
+	FriendlyFire      bool
+	InterpDelay       uint16 // ms: the interpolation delay the server grants (the Join's, bounded)
+	InputTimeout      uint32 // ms without an input after which a player loses its seat
+	SpreadSeed        uint64 // keys the match's spread sequences (docs/protocol.md)
+	// Identity granted.
+	Room    string
+	Name    string
+	Weapons []WeaponInfo // indexed by the weapon ids inputs carry
+	Map     []Box        // static geometry
+	Class   string       // the player's class
+	Loadout []uint8      // the weapon ids the player carries
 }
 
 // AppendWelcome appends the payload of a Welcome.
@@ -155,14 +208,25 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 	b = appendU32(b, m.ServerTick)
 	b = appendU64(b, m.ConfigDigest)
 	b = appendU16(b, m.WindowTicks)
+	b = appendF64(b, m.MaxUnlag)
 	b = appendF64(b, m.Speed)
 	b = appendBox(b, m.Arena)
 	b = appendF64(b, m.EyeHeight)
 	b = appendF64(b, m.Radius)
 	b = appendF64(b, m.Height)
+	b = appendF64(b, m.HeadHeight)
 	for _, v := range m.Spawn {
 		b = appendF64(b, v)
 	}
+	b = appendF64(b, m.Health)
+	b = appendU16(b, m.RespawnTicks)
+	b = appendU16(b, m.InvulnerableTicks)
+	b = append(b, boolByte(m.FriendlyFire))
+	b = appendU16(b, m.InterpDelay)
+	b = appendU32(b, m.InputTimeout)
+	b = appendU64(b, m.SpreadSeed)
+	b = appendStr(b, m.Room, MaxRoomLen)
+	b = appendStr(b, m.Name, MaxNameLen)
 	b = append(b, uint8(len(m.Weapons)))
 	for i := range m.Weapons {
 		w := &m.Weapons[i]
@@ -175,6 +239,17 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 			b = appendU16(b, v)
 		}
 		b = append(b, w.Pellets, boolByte(w.CatchUp))
+		b = appendF64(b, w.HeadMultiplier)
+		for _, f := range w.Falloff {
+			b = appendF64(b, f)
+		}
+		for _, f := range w.Splash {
+			b = appendF64(b, f)
+		}
+		b = appendU16(b, w.StreakHits)
+		b = appendF64(b, w.StreakWindow)
+		b = appendF64(b, w.StreakBonus)
+		b = appendF64(b, w.MaxRewind)
 	}
 	b = appendU16(b, uint16(len(m.Map)))
 	for _, box := range m.Map {
@@ -212,15 +287,25 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 	m := Welcome{Version: r.u16("version"), Player: r.u32("player"), Team: r.u8("team"),
 		TickRate: r.u16("tick_rate"), SnapshotRate: r.u16("snapshot_rate"), ServerTick: r.u32("server_tick"),
 		ConfigDigest: r.u64("config_digest"), WindowTicks: r.u16("window_ticks")}
+	m.MaxUnlag = r.f64("max_unlag")
 	m.Speed = r.f64("speed")
 	m.Arena = r.box("arena")
 	m.EyeHeight = r.f64("eye_height")
 	m.Radius = r.f64("radius")
 	m.Height = r.f64("height")
+	m.HeadHeight = r.f64("head_height")
 	for i := range m.Spawn {
 		m.Spawn[i] = r.f64("spawn")
 	}
-	if m.TickRate == 0 {
+	m.Health = r.f64("health")
+	m.RespawnTicks, m.InvulnerableTicks = r.u16("respawn_ticks"), r.u16("invulnerable_ticks")
+	m.FriendlyFire = r.bool("friendly_fire")
+	m.InterpDelay = r.u16("interp_delay")
+	m.InputTimeout = r.u32("input_timeout")
+	m.SpreadSeed = r.u64("spread_seed")
+	m.Room = r.str("room", MaxRoomLen)
+	m.Name = r.str("name", MaxNameLen)
+	if r.err == nil && m.TickRate == 0 {
 		r.fail(ReasonValue, "tick_rate")
 	}
 	n := int(r.u8("weapons"))
@@ -235,6 +320,16 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 		w.ReloadTicks, w.WindupTicks = r.u16("weapon.reload_ticks"), r.u16("weapon.windup_ticks")
 		w.Pellets = r.u8("weapon.pellets")
 		w.CatchUp = r.bool("weapon.catch_up")
+		w.HeadMultiplier = r.f64("weapon.head_multiplier")
+		for i := range w.Falloff {
+			w.Falloff[i] = r.f64("weapon.falloff")
+		}
+		for i := range w.Splash {
+			w.Splash[i] = r.f64("weapon.splash")
+		}
+		w.StreakHits = r.u16("weapon.streak_hits")
+		w.StreakWindow, w.StreakBonus = r.f64("weapon.streak_window"), r.f64("weapon.streak_bonus")
+		w.MaxRewind = r.f64("weapon.max_rewind")
 		m.Weapons = append(m.Weapons, w)
 	}
 	nb := int(r.u16("map"))
@@ -262,13 +357,73 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 	return m, r.end()
 }
 
-// Reject codes.
+// Reject codes: why a join is refused (docs/protocol.md). Each has a metric
+// label, RejectLabel.
 const (
-	RejectVersion  = 1 // the client speaks another protocol version
-	RejectFull     = 2 // the room or the server is full
-	RejectBadJoin  = 3 // the join message is malformed or its fields invalid
-	RejectShutdown = 4 // the server is shutting down
+	RejectVersion        = 1  // the client speaks another protocol version
+	RejectFull           = 2  // the room or the server is full
+	RejectBadJoin        = 3  // the join message is malformed or its fields invalid
+	RejectShutdown       = 4  // the server is shutting down or draining: it admits nobody
+	RejectNoToken        = 5  // the server admits only token holders and the join carried none
+	RejectTokenInvalid   = 6  // the token is truncated, oversized, malformed, or valid for too long
+	RejectTokenKey       = 7  // the token names a key the server does not hold
+	RejectTokenSignature = 8  // the token's signature does not verify
+	RejectTokenExpired   = 9  // the token has expired
+	RejectTokenEarly     = 10 // the token is not valid yet
+	RejectTokenReplayed  = 11 // the token was used before (every join needs a fresh one)
+	RejectWrongRoom      = 12 // the token is for another room, or the room is not hosted here
+	RejectRateLimited    = 13 // too many connections or joins from the client's address
+	RejectNotGranted     = 14 // the join asks for a name, team or class its token does not grant
+	RejectNameTaken      = 15 // another player in the room has that name (open mode)
+	RejectTeamFull       = 16 // the team asked for has no seat left
+	RejectBusy           = 17 // the server cannot check the token now (its replay cache is full)
 )
+
+// RejectLabel names a reject code as metrics label it.
+func RejectLabel(code uint8) string {
+	switch code {
+	case RejectVersion:
+		return "version"
+	case RejectFull:
+		return "full"
+	case RejectBadJoin:
+		return "bad_join"
+	case RejectShutdown:
+		return "shutting_down"
+	case RejectNoToken:
+		return "no_token"
+	case RejectTokenInvalid:
+		return "token_invalid"
+	case RejectTokenKey:
+		return "token_unknown_key"
+	case RejectTokenSignature:
+		return "token_bad_signature"
+	case RejectTokenExpired:
+		return "token_expired"
+	case RejectTokenEarly:
+		return "token_not_yet_valid"
+	case RejectTokenReplayed:
+		return "token_replayed"
+	case RejectWrongRoom:
+		return "wrong_room"
+	case RejectRateLimited:
+		return "rate_limited"
+	case RejectNotGranted:
+		return "not_granted"
+	case RejectNameTaken:
+		return "name_taken"
+	case RejectTeamFull:
+		return "team_full"
+	case RejectBusy:
+		return "busy"
+	}
+	return "unknown"
+}
+
+// RejectCodes lists every reject code, in order.
+var RejectCodes = []uint8{RejectVersion, RejectFull, RejectBadJoin, RejectShutdown, RejectNoToken, RejectTokenInvalid,
+	RejectTokenKey, RejectTokenSignature, RejectTokenExpired, RejectTokenEarly, RejectTokenReplayed, RejectWrongRoom,
+	RejectRateLimited, RejectNotGranted, RejectNameTaken, RejectTeamFull, RejectBusy}
 
 // Reject refuses a join.
 type Reject struct {
@@ -294,11 +449,26 @@ type EventKind uint8
 
 // Event kinds.
 const (
-	EventHit     EventKind = 1 // a shot hit: sent to the shooter (hit confirmed) and the target
-	EventKill    EventKind = 2 // a player died: sent to everybody
-	EventRespawn EventKind = 3 // a player came back: sent to everybody
-	EventJoined  EventKind = 4 // a player joined: sent to everybody, and to a newcomer for each player already there
-	EventLeft    EventKind = 5 // a player left: sent to everybody
+	EventHit      EventKind = 1 // a shot dealt damage: sent to the shooter (hit confirmed) and the target
+	EventKill     EventKind = 2 // a player died: sent to everybody
+	EventRespawn  EventKind = 3 // a player came back: sent to everybody
+	EventJoined   EventKind = 4 // a player joined: sent to everybody, and to a newcomer for each player already there
+	EventLeft     EventKind = 5 // a player left: sent to everybody
+	EventNoDamage EventKind = 6 // a shot touched a target that took no damage (Reason says why): shooter and target
+)
+
+// Hit flags.
+const (
+	HitHead   = 1 << 0 // on the head: the weapon's head multiplier applied
+	HitSplash = 1 << 1 // a projectile's explosion, not the projectile
+	HitStreak = 1 << 2 // the hit completed a streak and carries its bonus
+)
+
+// Why a hit dealt no damage (EventNoDamage's Reason).
+const (
+	NoDamageInvulnerable = 1 // the target had just respawned
+	NoDamageDead         = 2 // the target was already dead
+	NoDamageZero         = 3 // the weapon deals nothing at that range
 )
 
 // Event is a game event on the reliable stream. Which fields mean something
@@ -306,15 +476,21 @@ const (
 type Event struct {
 	Kind   EventKind
 	Tick   uint32 // the server tick it happened at
-	Player uint32 // hit: the shooter; kill: the killer (0: none); respawn, joined, left: the player
-	Other  uint32 // hit: the target; kill: the victim
-	// Hit only.
-	Shot     uint16 // the shot counter of the input that fired
-	Weapon   uint8
-	Head     bool
+	Player uint32 // hit, no damage: the shooter; kill: the killer (0: none); respawn, joined, left: the player
+	Other  uint32 // hit, no damage: the target; kill: the victim
+	// Hit and no damage.
+	Shot  uint16 // the shot counter of the input that fired
+	Flags uint8  // HitHead, HitSplash, HitStreak
+	// Damage is, for a hit, the health it took: the weapon's damage with
+	// falloff, head multiplier, splash falloff and streak bonus applied,
+	// capped at the health the target had left (always > 0). For no damage,
+	// what it would have taken from a target in full health.
 	Damage   float32
 	ViewTick uint32 // the view time the shot was resolved at: tick + frac/65536
 	ViewFrac uint16
+	Reason   uint8 // no damage: NoDamageInvulnerable, NoDamageDead, NoDamageZero
+	// Hit, no damage, kill.
+	Weapon uint8
 	// Respawn: where; joined: team and name.
 	Pos  [3]float64
 	Team uint8
@@ -327,13 +503,16 @@ func AppendEvent(b []byte, e *Event) []byte {
 	b = appendU32(b, e.Tick)
 	b = appendU32(b, e.Player)
 	switch e.Kind {
-	case EventHit:
+	case EventHit, EventNoDamage:
 		b = appendU32(b, e.Other)
 		b = appendU16(b, e.Shot)
-		b = append(b, e.Weapon, boolByte(e.Head))
+		b = append(b, e.Weapon, e.Flags)
 		b = appendF32(b, e.Damage)
 		b = appendU32(b, e.ViewTick)
 		b = appendU16(b, e.ViewFrac)
+		if e.Kind == EventNoDamage {
+			b = append(b, e.Reason)
+		}
 	case EventKill:
 		b = appendU32(b, e.Other)
 		b = append(b, e.Weapon)
@@ -360,10 +539,18 @@ func DecodeEvent(p []byte) (Event, error) {
 	r := reader{b: p, msg: "event"}
 	e := Event{Kind: EventKind(r.u8("kind")), Tick: r.u32("tick"), Player: r.u32("player")}
 	switch e.Kind {
-	case EventHit:
+	case EventHit, EventNoDamage:
 		e.Other, e.Shot, e.Weapon = r.u32("other"), r.u16("shot"), r.u8("weapon")
-		e.Head = r.bool("head")
+		e.Flags = r.u8("flags")
 		e.Damage, e.ViewTick, e.ViewFrac = r.f32("damage"), r.u32("view_tick"), r.u16("view_frac")
+		if e.Flags&^(HitHead|HitSplash|HitStreak) != 0 {
+			r.fail(ReasonValue, "flags")
+		}
+		if e.Kind == EventNoDamage {
+			if e.Reason = r.u8("reason"); r.err == nil && (e.Reason < NoDamageInvulnerable || e.Reason > NoDamageZero) {
+				r.fail(ReasonValue, "reason")
+			}
+		}
 	case EventKill:
 		e.Other, e.Weapon = r.u32("other"), r.u8("weapon")
 	case EventRespawn:
@@ -385,9 +572,12 @@ func DecodeEvent(p []byte) (Event, error) {
 // QUIC application error codes a connection is closed with; the reason
 // string says more.
 const (
-	CloseNormal   = 0 // the client left
-	CloseShutdown = 1 // the server is shutting down
-	CloseProtocol = 2 // the peer broke the protocol
-	CloseRejected = 3 // the join was refused (a Reject was sent first)
-	CloseSlow     = 4 // the client did not read its control stream
+	CloseNormal    = 0 // the client left
+	CloseShutdown  = 1 // the server is shutting down (or its drain timed out)
+	CloseProtocol  = 2 // the peer broke the protocol
+	CloseRejected  = 3 // the join was refused (a Reject was sent first)
+	CloseSlow      = 4 // the client did not read its control stream
+	CloseIdle      = 5 // the player sent no input for the room's input timeout
+	CloseReplaced  = 6 // the same user joined the room again, on another connection
+	CloseMatchOver = 7 // the match ended
 )

@@ -58,15 +58,17 @@ func TestQuantization(t *testing.T) {
 }
 
 func TestControlRoundTrips(t *testing.T) {
-	j := Join{Version: Version, Room: "arena-1", Name: "bot-7", Team: 2, Class: "assault"}
-	if got, err := DecodeJoin(AppendJoin(nil, &j)); err != nil || got != j {
+	j := Join{Version: Version, Token: []byte{1, 2, 3}, Room: "arena-1", Name: "bot-7", Team: 2, Class: "assault", InterpDelay: 100}
+	if got, err := DecodeJoin(AppendJoin(nil, &j)); err != nil || !reflect.DeepEqual(got, j) {
 		t.Errorf("join: %+v %v", got, err)
 	}
-	w := Welcome{Version: 1, Player: 77, Team: 1, TickRate: 20, SnapshotRate: 20, ServerTick: 1234, ConfigDigest: 0xfeed,
-		WindowTicks: 30, Speed: 6, Arena: Box{Min: [3]float64{-50, 0, -50}, Max: [3]float64{50, 0, 50}}, EyeHeight: 1.6,
-		Radius: 0.4, Height: 1.8, Spawn: [3]float64{1, 0, 2},
-		Weapons: []WeaponInfo{{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4, Magazine: 30, ReloadTicks: 40, Pellets: 1, Spread: 0.01},
-			{Name: "needle", Kind: "projectile", Speed: 60, Gravity: 9.81, CatchUp: true, Pellets: 1}},
+	w := Welcome{Version: Version, Player: 77, Team: 1, TickRate: 20, SnapshotRate: 20, ServerTick: 1234, ConfigDigest: 0xfeed,
+		WindowTicks: 30, MaxUnlag: 30, Speed: 6, Arena: Box{Min: [3]float64{-50, 0, -50}, Max: [3]float64{50, 0, 50}}, EyeHeight: 1.6,
+		Radius: 0.4, Height: 1.8, HeadHeight: 0.3, Spawn: [3]float64{1, 0, 2}, Health: 100, RespawnTicks: 60, InvulnerableTicks: 40,
+		FriendlyFire: true, InterpDelay: 100, InputTimeout: 10000, SpreadSeed: 0xfeedface, Room: "arena-1", Name: "bot-7",
+		Weapons: []WeaponInfo{{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4, Magazine: 30, ReloadTicks: 40, Pellets: 1, Spread: 0.01,
+			HeadMultiplier: 2, Falloff: [3]float64{40, 90, 0.6}, StreakHits: 3, StreakWindow: 10, StreakBonus: 0.5, MaxRewind: 12},
+			{Name: "needle", Kind: "projectile", Speed: 60, Gravity: 9.81, CatchUp: true, Pellets: 1, Splash: [3]float64{3, 40, 0.2}}},
 		Map:   []Box{{Min: [3]float64{1, 0, 1}, Max: [3]float64{2, 3, 2}}},
 		Class: "assault", Loadout: []uint8{1, 0}}
 	if got, err := DecodeWelcome(AppendWelcome(nil, &w)); err != nil || !reflect.DeepEqual(got, w) {
@@ -77,7 +79,8 @@ func TestControlRoundTrips(t *testing.T) {
 		t.Errorf("reject: %+v %v", got, err)
 	}
 	for _, e := range []Event{
-		{Kind: EventHit, Tick: 9, Player: 1, Other: 2, Shot: 5, Weapon: 1, Head: true, Damage: 40, ViewTick: 6, ViewFrac: 32768},
+		{Kind: EventHit, Tick: 9, Player: 1, Other: 2, Shot: 5, Weapon: 1, Flags: HitHead | HitStreak, Damage: 40, ViewTick: 6, ViewFrac: 32768},
+		{Kind: EventNoDamage, Tick: 9, Player: 1, Other: 2, Shot: 6, Weapon: 1, Damage: 20, ViewTick: 6, Reason: NoDamageInvulnerable},
 		{Kind: EventKill, Tick: 9, Player: 1, Other: 2, Weapon: 1},
 		{Kind: EventRespawn, Tick: 70, Player: 2, Pos: [3]float64{1, 0, -3}},
 		{Kind: EventJoined, Tick: 1, Player: 3, Team: 2, Name: "amy"},
@@ -95,29 +98,47 @@ func TestControlRoundTrips(t *testing.T) {
 	if err != nil || typ != MsgJoin {
 		t.Fatal(typ, err)
 	}
-	if got, _ := DecodeJoin(p); got != j {
+	if got, _ := DecodeJoin(p); !reflect.DeepEqual(got, j) {
 		t.Errorf("framed join %+v", got)
 	}
 }
 
 func TestMalformedControl(t *testing.T) {
-	j := AppendJoin(nil, &Join{Version: 1, Room: "r", Name: "n"})
+	j := AppendJoin(nil, &Join{Version: Version, Room: "r", Name: "n"})
 	if _, err := DecodeJoin(j[:len(j)-1]); reasonOf(err) != ReasonShort {
 		t.Errorf("truncated join: %v", err)
 	}
 	if _, err := DecodeJoin(append(j, 0)); reasonOf(err) != ReasonLong {
 		t.Errorf("join with trailing bytes: %v", err)
 	}
-	long := AppendJoin(nil, &Join{Version: 1, Room: "r"})
-	long[2] = 200 // room length beyond MaxRoomLen
+	long := AppendJoin(nil, &Join{Version: Version, Room: "r"})
+	long[4] = 200 // room length beyond MaxRoomLen
 	if _, err := DecodeJoin(long); reasonOf(err) != ReasonValue {
 		t.Errorf("room too long: %v", err)
+	}
+	tok := AppendJoin(nil, &Join{Version: Version, Room: "r"})
+	tok[2], tok[3] = 0xff, 0xff // a token length beyond MaxToken
+	if _, err := DecodeJoin(tok); reasonOf(err) != ReasonValue {
+		t.Errorf("token too long: %v", err)
+	}
+	if m, err := DecodeJoin(AppendJoin(nil, &Join{Version: 1, Room: "r", Name: "n"})); reasonOf(err) != ReasonVersion || m.Version != 1 {
+		t.Errorf("a version-1 join: %+v %v", m, err)
+	}
+	hit := AppendEvent(nil, &Event{Kind: EventHit})
+	hit[16] = 0x80 // an unknown hit flag
+	if _, err := DecodeEvent(hit); reasonOf(err) != ReasonValue {
+		t.Errorf("unknown hit flag: %v", err)
+	}
+	nd := AppendEvent(nil, &Event{Kind: EventNoDamage, Reason: NoDamageDead})
+	nd[len(nd)-1] = 9
+	if _, err := DecodeEvent(nd); reasonOf(err) != ReasonValue {
+		t.Errorf("unknown no-damage reason: %v", err)
 	}
 	if _, err := DecodeEvent([]byte{9, 0, 0, 0, 0, 0, 0, 0, 0}); reasonOf(err) != ReasonType {
 		t.Errorf("unknown event kind: %v", err)
 	}
-	w := AppendWelcome(nil, &Welcome{Version: 1, TickRate: 20})
-	copy(w[25:33], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) // a NaN speed
+	w := AppendWelcome(nil, &Welcome{Version: Version, TickRate: 20})
+	copy(w[33:41], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1}) // a NaN speed
 	if _, err := DecodeWelcome(w); reasonOf(err) != ReasonValue {
 		t.Errorf("NaN speed: %v", err)
 	}
@@ -150,9 +171,9 @@ func TestInputPacket(t *testing.T) {
 		{d[:1], ReasonShort},
 		{d[:len(d)-1], ReasonShort},
 		{append(slices.Clone(d), 0), ReasonLong},
-		{append([]byte{2}, d[1:]...), ReasonVersion},
-		{append([]byte{1, 9}, d[2:]...), ReasonType},
-		{append([]byte{1, 2}, d[2:]...), ReasonType},
+		{append([]byte{1}, d[1:]...), ReasonVersion},
+		{append([]byte{Version, 9}, d[2:]...), ReasonType},
+		{append([]byte{Version, 2}, d[2:]...), ReasonType},
 		{func() []byte { c := slices.Clone(d); c[10] = 0; return c }(), ReasonValue},
 		{func() []byte { c := slices.Clone(d); c[10] = 33; return c }(), ReasonValue},
 		{func() []byte { c := slices.Clone(d); c[2], c[3], c[4], c[5] = 0, 0, 0, 1; return c }(), ReasonValue},
@@ -383,7 +404,7 @@ func TestMalformedSnapshots(t *testing.T) {
 func FuzzDecodeInputPacket(f *testing.F) {
 	p := InputPacket{Newest: 50, SnapshotAck: 40, Count: 2}
 	f.Add(AppendInputPacket(nil, &p))
-	f.Add([]byte{1, 1, 0, 0, 0, 1, 255, 255, 255, 255, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	f.Add([]byte{Version, 1, 0, 0, 0, 1, 255, 255, 255, 255, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, d []byte) {
 		var p InputPacket
@@ -429,10 +450,11 @@ func FuzzDecodeSnapshot(f *testing.F) {
 }
 
 func FuzzDecodeControl(f *testing.F) {
-	f.Add(uint8(MsgJoin), AppendJoin(nil, &Join{Version: 1, Room: "a", Name: "b"}))
-	f.Add(uint8(MsgWelcome), AppendWelcome(nil, &Welcome{Version: 1, TickRate: 20, Weapons: []WeaponInfo{{Name: "r"}}, Map: []Box{{}}, Loadout: []uint8{0}}))
+	f.Add(uint8(MsgJoin), AppendJoin(nil, &Join{Version: Version, Token: []byte("tok"), Room: "a", Name: "b"}))
+	f.Add(uint8(MsgWelcome), AppendWelcome(nil, &Welcome{Version: Version, TickRate: 20, Weapons: []WeaponInfo{{Name: "r"}}, Map: []Box{{}}, Loadout: []uint8{0}}))
 	f.Add(uint8(MsgReject), AppendReject(nil, &Reject{Code: 1, Reason: "x"}))
 	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventHit}))
+	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventNoDamage, Reason: NoDamageDead}))
 	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventJoined, Name: "z"}))
 	f.Fuzz(func(t *testing.T, typ uint8, p []byte) {
 		var err error

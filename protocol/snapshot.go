@@ -9,8 +9,18 @@ const (
 	KindShield     = 3
 )
 
-// FlagAlive marks a player that is alive (has a hitbox).
-const FlagAlive = 1
+// Player flags.
+const (
+	// FlagAlive marks a player that is alive (has a hitbox).
+	FlagAlive = 1
+	// FlagTeleports holds a 3-bit counter of the player's teleports
+	// (respawns, moves longer than physics allows in a tick): a client never
+	// interpolates between two states whose counters differ.
+	FlagTeleports = 7 << 1
+)
+
+// TeleportFlags returns the flag bits of a teleport count.
+func TeleportFlags(teleports uint32) uint8 { return uint8(teleports&7) << 1 }
 
 // EntityState is what a client knows of an entity, quantised. Which fields
 // mean something depends on Kind:
@@ -56,6 +66,10 @@ type OwnState struct {
 	Alive  bool
 	Pos    [3]float64
 	Health float32
+	// Shots is how many shots the server has fired for the player through
+	// the snapshot's tick: the index of its next shot in its spread
+	// sequence.
+	Shots uint32
 }
 
 // SnapshotHeader is the fixed part of a snapshot.
@@ -104,7 +118,7 @@ func BaselineSlot(tick uint32, snapEvery int64) int {
 const SnapshotBufferSize = MaxDatagram + 64
 
 // snapshotFixed is the size of a snapshot's header up to the sections.
-const snapshotFixed = 2 + 4 + 4 + 4 + 1 + 1 + 24 + 4
+const snapshotFixed = 2 + 4 + 4 + 4 + 1 + 1 + 24 + 4 + 4
 
 // AppendSnapshot appends a snapshot datagram that brings a client from base
 // (nil: nothing known) to target, within MaxDatagram bytes in all. Records go
@@ -123,6 +137,7 @@ func AppendSnapshot(b []byte, h *SnapshotHeader, base, target, known *State) []b
 		b = appendF64(b, v)
 	}
 	b = appendF32(b, h.Own.Health)
+	b = appendU32(b, h.Own.Shots)
 	limit := start + MaxDatagram
 	var bp, bo []Entity
 	if base != nil {
@@ -300,6 +315,7 @@ func DecodeSnapshotHeader(d []byte, h *SnapshotHeader) error {
 		h.Own.Pos[k] = r.f64("own.pos")
 	}
 	h.Own.Health = r.f32("own.health")
+	h.Own.Shots = r.u32("own.shots")
 	if r.err == nil && h.Baseline != NoTick && h.Baseline >= h.Tick {
 		r.fail(ReasonValue, "baseline")
 	}

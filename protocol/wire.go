@@ -8,10 +8,10 @@ import (
 
 // Version is the protocol version: the first byte of every datagram and a
 // field of Join and Welcome. A peer speaking another version is refused.
-const Version = 1
+const Version = 2
 
 // ALPN is the TLS application protocol a Rewind connection negotiates.
-const ALPN = "rewind/1"
+const ALPN = "rewind/2"
 
 // MaxDatagram is the largest datagram either side sends, in bytes: it fits a
 // QUIC packet on any path with the IPv6 minimum MTU.
@@ -181,6 +181,16 @@ func (r *reader) i32(field string) int32 {
 		return 0
 	}
 	return int32(v)
+}
+
+// bytes16 reads bytes of at most max, prefixed by their length as a u16.
+func (r *reader) bytes16(field string, max int) []byte {
+	n := int(r.u16(field))
+	if n > max {
+		r.fail(ReasonValue, field)
+		return nil
+	}
+	return r.take(n, field)
 }
 
 // str reads a string of at most max bytes, prefixed by its length as a u8.

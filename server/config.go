@@ -35,11 +35,15 @@ type Config struct {
 	// MaxDatagramRate is how many datagrams per second a client may send
 	// before the excess is dropped (a flood guard; a client sends one per
 	// tick, so at least twice tick_rate).
-	MaxDatagramRate int           `koanf:"max_datagram_rate"`
-	TLS             TLSConfig     `koanf:"tls"`
-	LagComp         LagCompConfig `koanf:"lagcomp"`
-	Match           MatchConfig   `koanf:"match"`
-	Arena           ArenaConfig   `koanf:"arena"`
+	MaxDatagramRate int `koanf:"max_datagram_rate"`
+	// InputTimeout is how long a joined player may send no input before it
+	// loses its seat: a connection that keeps QUIC alive but does not play
+	// frees its seat after this (close code 5).
+	InputTimeout time.Duration `koanf:"input_timeout"`
+	TLS          TLSConfig     `koanf:"tls"`
+	LagComp      LagCompConfig `koanf:"lagcomp"`
+	Match        MatchConfig   `koanf:"match"`
+	Arena        ArenaConfig   `koanf:"arena"`
 	// WeaponsFile names the weapons file (docs/weapons.md); empty: the
 	// built-in weapons (weapons/default.toml).
 	WeaponsFile string `koanf:"weapons_file"`
@@ -64,6 +68,16 @@ type LagCompConfig struct {
 	ViewResolution int     `koanf:"view_resolution"`
 	Bucketing      bool    `koanf:"bucketing"`
 	CellSize       float64 `koanf:"cell_size"`
+	// MaxUnlag caps the view lag any claim is granted (Source's
+	// sv_maxunlag): the favour-the-shooter cap. 0: the window.
+	MaxUnlag time.Duration `koanf:"max_unlag"`
+	// ViewLagTolerance is what the server adds to the view lag it measured
+	// of a client (round trip, input lead, interpolation delay) before it
+	// cuts a claim: room for jitter (Source: 200 ms).
+	ViewLagTolerance time.Duration `koanf:"view_lag_tolerance"`
+	// MaxInterpDelay bounds the interpolation delay a client declares at
+	// join, which counts toward the view lag it is granted.
+	MaxInterpDelay time.Duration `koanf:"max_interp_delay"`
 }
 
 // MatchConfig holds the match rules.
@@ -126,7 +140,9 @@ func DefaultConfig() Config {
 		MaxPlayers:      12,
 		IdleTimeout:     10 * time.Second,
 		MaxDatagramRate: 300,
-		LagComp:         LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4},
+		InputTimeout:    10 * time.Second,
+		LagComp: LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4,
+			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
 			Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
 		Arena: ArenaConfig{Size: 60, Speed: 6, Boxes: []Box{
@@ -290,10 +306,13 @@ func defaultMap() map[string]any {
 	return map[string]any{
 		"listen": d.Listen, "tick_rate": d.TickRate, "snapshot_rate": d.SnapshotRate, "max_rooms": d.MaxRooms,
 		"max_players": d.MaxPlayers, "idle_timeout": d.IdleTimeout.String(), "max_datagram_rate": d.MaxDatagramRate,
-		"tls.cert": d.TLS.Cert, "tls.key": d.TLS.Key,
+		"input_timeout": d.InputTimeout.String(),
+		"tls.cert":      d.TLS.Cert, "tls.key": d.TLS.Key,
 		"lagcomp.window_ticks": d.LagComp.WindowTicks, "lagcomp.view_resolution": d.LagComp.ViewResolution,
 		"lagcomp.bucketing": d.LagComp.Bucketing, "lagcomp.cell_size": d.LagComp.CellSize,
-		"match.friendly_fire": d.Match.FriendlyFire, "match.health": d.Match.Health, "match.respawn_ticks": d.Match.RespawnTicks,
+		"lagcomp.max_unlag": d.LagComp.MaxUnlag.String(), "lagcomp.view_lag_tolerance": d.LagComp.ViewLagTolerance.String(),
+		"lagcomp.max_interp_delay": d.LagComp.MaxInterpDelay.String(),
+		"match.friendly_fire":      d.Match.FriendlyFire, "match.health": d.Match.Health, "match.respawn_ticks": d.Match.RespawnTicks,
 		"match.invulnerable_ticks": d.Match.InvulnerableTicks,
 		"match.eye_height":         d.Match.EyeHeight, "match.radius": d.Match.Radius, "match.height": d.Match.Height,
 		"match.head_height": d.Match.HeadHeight,
@@ -331,9 +350,23 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("max_datagram_rate", "%d is below twice tick_rate %d: clients send one input per tick, in bursts", c.MaxDatagramRate, c.TickRate)
 	case (c.TLS.Cert == "") != (c.TLS.Key == ""):
 		return bad("tls", "cert and key go together")
+	case c.InputTimeout < time.Second:
+		return bad("input_timeout", "%v is below 1s", c.InputTimeout)
 	}
-	lc := c.LagCompConfig()
-	if err := lc.Validate(); err != nil {
+	lc := &c.LagComp
+	window := time.Duration(lc.WindowTicks) * time.Second / time.Duration(c.TickRate)
+	switch {
+	case lc.WindowTicks < 0 || lc.WindowTicks > lagcomp.MaxWindowTicks:
+		// reported by lagcomp's Validate, below
+	case lc.MaxUnlag < 0 || lc.MaxUnlag > window:
+		return bad("lagcomp.max_unlag", "%v is outside 0..the window (%d ticks = %v at %d Hz); 0 is the window",
+			lc.MaxUnlag, lc.WindowTicks, window, c.TickRate)
+	case lc.ViewLagTolerance < 0 || lc.ViewLagTolerance > 10*time.Second:
+		return bad("lagcomp.view_lag_tolerance", "%v is outside 0..10s", lc.ViewLagTolerance)
+	case lc.MaxInterpDelay < 0 || lc.MaxInterpDelay > 10*time.Second:
+		return bad("lagcomp.max_interp_delay", "%v is outside 0..10s", lc.MaxInterpDelay)
+	}
+	if err := c.LagCompConfig().Validate(); err != nil {
 		return fmt.Errorf("config: lagcomp.%w", err)
 	}
 	m := c.Match
@@ -381,7 +414,13 @@ func (c *Config) validate(withWeapons bool) error {
 // LagCompConfig returns the lag-compensation part as a lagcomp.Config.
 func (c *Config) LagCompConfig() lagcomp.Config {
 	return lagcomp.Config{WindowTicks: c.LagComp.WindowTicks, ViewResolution: c.LagComp.ViewResolution,
-		Bucketing: c.LagComp.Bucketing, CellSize: c.LagComp.CellSize}
+		Bucketing: c.LagComp.Bucketing, CellSize: c.LagComp.CellSize,
+		MaxUnlagTicks: min(c.ticks(c.LagComp.MaxUnlag), float64(c.LagComp.WindowTicks))}
+}
+
+// ticks converts a duration into (fractional) ticks at the tick rate.
+func (c *Config) ticks(d time.Duration) float64 {
+	return d.Seconds() * float64(c.TickRate)
 }
 
 // LoadWeapons reads the weapons file, or returns the built-in weapons.

@@ -20,7 +20,10 @@ type metrics struct {
 	players       prometheus.Gauge
 	rewinds       prometheus.Histogram
 	buckets       prometheus.Histogram
-	clamped       prometheus.Counter
+	clamped       [5]prometheus.Counter // shots granted less view lag than claimed, by ecs.ClampReason
+	viewLag       prometheus.Histogram
+	hits          [4]prometheus.Counter // hits registered: [0] dealt damage, else by ecs.NoDamageReason
+	kicked        map[string]prometheus.Counter
 	snapshotBytes prometheus.Histogram
 	bytesOut      prometheus.Counter
 	eventsDropped prometheus.Counter
@@ -32,6 +35,12 @@ type metrics struct {
 	rejected      *prometheus.CounterVec        // joins refused, by reason
 	shotsRejected map[ecs.RejectReason]prometheus.Counter
 }
+
+// Why the server disconnects a player.
+const (
+	kickIdle = "idle" // no input for input_timeout
+	kickSlow = "slow" // its control stream was not read
+)
 
 // Drop reasons besides protocol.Reason's.
 const (
@@ -57,8 +66,16 @@ func newMetrics() *metrics {
 		Help: "Travels to a past time per room tick.", Buckets: []float64{0, 1, 2, 4, 8, 12, 16, 24, 32, 64}})).(prometheus.Histogram)
 	m.buckets = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_buckets_per_tick",
 		Help: "Distinct view times per room tick.", Buckets: []float64{0, 1, 2, 4, 8, 12, 16, 24, 32, 64}})).(prometheus.Histogram)
-	m.clamped = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_view_times_clamped_total",
-		Help: "Inputs whose view time was outside [present − window, present] and was clamped."})).(prometheus.Counter)
+	clamped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_view_lag_clamped_total",
+		Help: "Shots resolved with less view lag than their shooter claimed, by the bound that cut the claim: measured (beyond the server's measurement of the client), max_unlag (the room's cap), weapon (the weapon's max_rewind_ticks), future (a view time after the present)."},
+		[]string{"reason"})
+	m.viewLag = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_view_lag_seconds",
+		Help:    "The view lag granted to players (how far behind the present they see remote entities), sampled once per snapshot per player.",
+		Buckets: []float64{0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1, 1.5}})).(prometheus.Histogram)
+	hits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_hits_total",
+		Help: "Hits lag compensation registered, by outcome: damage, or why none was dealt (invulnerable, dead, zero)."}, []string{"outcome"})
+	kicked := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_players_kicked_total",
+		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), slow (control stream not read)."}, []string{"reason"})
 	m.snapshotBytes = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_snapshot_bytes",
 		Help: "Size of snapshot datagrams.", Buckets: prometheus.LinearBuckets(50, 100, 12)})).(prometheus.Histogram)
 	m.bytesOut = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_snapshot_bytes_total",
@@ -73,7 +90,15 @@ func newMetrics() *metrics {
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total", Help: "Joins refused, by reason."}, []string{"reason"})
 	shots := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_shots_rejected_total",
 		Help: "Shots the weapon rules refused (a client firing faster than allowed, without ammo, while reloading, or a weapon it does not carry), by reason."}, []string{"reason"})
-	reg.MustRegister(in, out, drop, inputs, m.rejected, shots)
+	reg.MustRegister(in, out, drop, inputs, m.rejected, shots, clamped, hits, kicked)
+	for _, r := range []ecs.ClampReason{ecs.ClampMeasured, ecs.ClampMaxUnlag, ecs.ClampWeapon, ecs.ClampFuture} {
+		m.clamped[r] = clamped.WithLabelValues(r.String())
+	}
+	m.hits[0] = hits.WithLabelValues("damage")
+	for _, r := range []ecs.NoDamageReason{ecs.NoDamageInvulnerable, ecs.NoDamageDead, ecs.NoDamageZero} {
+		m.hits[r] = hits.WithLabelValues(r.String())
+	}
+	m.kicked = map[string]prometheus.Counter{kickIdle: kicked.WithLabelValues(kickIdle), kickSlow: kicked.WithLabelValues(kickSlow)}
 	m.shotsRejected = map[ecs.RejectReason]prometheus.Counter{}
 	for _, r := range []ecs.RejectReason{ecs.RejectCooldown, ecs.RejectEmpty, ecs.RejectReloading, ecs.RejectNotCarried} {
 		m.shotsRejected[r] = shots.WithLabelValues(r.String())

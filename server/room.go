@@ -1,11 +1,15 @@
 package server
 
 import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/mlange-42/arche/generic"
+	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/ecs"
@@ -37,6 +41,13 @@ type room struct {
 
 	world protocol.State // this tick's world, shared by every client's snapshot
 	stats roomCounters
+	seed  uint64 // the match's spread seed, told to its clients
+
+	// What the server adds to a client's round trip to bound the view lag
+	// it grants (besides the client's interpolation delay), in ticks: a
+	// snapshot interval and a tick of phase, and the jitter tolerance.
+	lagSlack     float64
+	inputTimeout int64 // ticks without an input before a player loses its seat
 
 	// Objects (projectiles, shields) get ids from a room-wide sequence, so
 	// the ids of objects created together are close and cost one byte in a
@@ -48,7 +59,7 @@ type room struct {
 	players     *generic.Filter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue]
 	projectiles *generic.Filter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated]
 	shields     *generic.Filter3[ecs.Shield, ecs.Owner, ecs.Team]
-	body        generic.Map4[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue]
+	body        generic.Map6[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag]
 }
 
 type roomCounters struct {
@@ -87,6 +98,7 @@ const firstObjectID = 1 << 24
 // member is a player in a room, with what the room knows of its client.
 type member struct {
 	sess   *session
+	log    zerolog.Logger // the session's: room, player, name
 	entity ecs.Entity
 	id     uint32
 	name   string
@@ -95,6 +107,8 @@ type member struct {
 	ring        [protocol.Baselines]protocol.State // what the client knows if it got each recent snapshot
 	acked       uint32                             // the newest snapshot the client acknowledged, NoTick
 	newestInput int64                              // the newest input tick of the latest packet
+	lastInput   int64                              // the room tick the newest input was queued at (or the join's)
+	interp      float64                            // the interpolation delay granted at join, ticks
 	kicked      bool                               // being disconnected
 	target      protocol.State                     // the world without the member itself, reused
 
@@ -115,6 +129,7 @@ type roomMsg struct {
 	sess  *session
 	join  protocol.Join
 	input protocol.InputPacket
+	rtt   time.Duration // with an input: the round trip QUIC measured, plus twice its deviation
 	stats chan RoomStats
 }
 
@@ -129,6 +144,11 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.InvulnerableTicks = c.Match.InvulnerableTicks
 	sc.Kinds, sc.Catalog = c.registry(), s.catalog
 	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: c.Arena.Bounds()}
+	var seed [8]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return nil, fmt.Errorf("server: room %s: spread seed: %w", id, err)
+	}
+	sc.SpreadSeed = binary.BigEndian.Uint64(seed[:])
 	sim, err := systems.New(sc)
 	if err != nil {
 		return nil, err
@@ -140,13 +160,15 @@ func newRoom(s *Server, id string) (*room, error) {
 	}
 	r := &room{
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
-		snap:  int64(c.TickRate / c.SnapshotRate),
-		inbox: make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
+		snap: int64(c.TickRate / c.SnapshotRate), seed: sc.SpreadSeed,
+		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 1 + c.ticks(c.LagComp.ViewLagTolerance),
+		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
+		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
 		players:     generic.NewFilter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](),
 		projectiles: generic.NewFilter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated](),
 		shields:     generic.NewFilter3[ecs.Shield, ecs.Owner, ecs.Team](),
-		body:        generic.NewMap4[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](sim.World),
+		body:        generic.NewMap6[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag](sim.World),
 	}
 	r.players.Register(sim.World)
 	r.projectiles.Register(sim.World)
@@ -218,7 +240,7 @@ func (r *room) handle(m roomMsg) {
 		r.remove(m.sess)
 	case msgInput:
 		if mem := r.bySess[m.sess]; mem != nil {
-			r.applyInputs(mem, &m.input)
+			r.applyInputs(mem, &m.input, m.rtt)
 		} else {
 			r.srv.m.drop(dropNoRoom)
 		}
@@ -254,11 +276,15 @@ func (r *room) admit(se *session, j *protocol.Join) joinReply {
 	c := r.cfg.Match
 	e := r.sim.SpawnPlayer(systems.PlayerSpec{Name: j.Name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
 		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout})
+	interp := min(time.Duration(j.InterpDelay)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
 	mem := &member{sess: se, entity: e, id: netID(e), name: j.Name, team: team, acked: protocol.NoTick,
-		newestInput: r.sim.Now() - 1}
+		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp)}
+	mem.log = r.log.With().Uint32("player", mem.id).Str("name", j.Name).Logger()
 	mem.stats = PlayerStats{ID: mem.id, Name: j.Name, Team: team}
 	w := r.srv.welcome
 	w.Player, w.Team, w.ServerTick = mem.id, team, uint32(r.sim.Now())
+	w.SpreadSeed, w.InterpDelay = r.seed, uint16(interp.Milliseconds())
+	w.Room, w.Name = r.id, j.Name
 	w.Spawn = spawn.Array()
 	w.Class = class
 	for _, id := range loadout {
@@ -307,24 +333,29 @@ func (r *room) remove(se *session) {
 	}
 }
 
-// applyInputs queues a packet's inputs and records its acknowledgement.
-func (r *room) applyInputs(mem *member, p *protocol.InputPacket) {
-	window := float64(r.cfg.LagComp.WindowTicks)
+// applyInputs queues a packet's inputs and records its acknowledgement. Each
+// input is bounded by what the server measured when it arrived: an honest
+// client was rendering no earlier than the arrival tick minus the round
+// trip, its interpolation delay, a snapshot interval and a tick, and the
+// jitter tolerance (docs/protocol.md, "View lag"); a claim beyond is cut.
+func (r *room) applyInputs(mem *member, p *protocol.InputPacket, rtt time.Duration) {
+	now := r.sim.Now()
+	earliest := float64(now) - r.cfg.ticks(rtt) - mem.interp - r.lagSlack
 	for i := 0; i < p.Count; i++ {
 		q := &p.Inputs[i]
-		tick := int64(p.Tick(i))
-		v := r.sim.QueueInput(mem.entity, q.Value(tick))
+		in := q.Value(int64(p.Tick(i)))
+		in.Earliest = earliest
+		v := r.sim.QueueInput(mem.entity, in)
 		r.srv.m.inputs[v].Inc()
 		mem.stats.Inputs[v]++
-		if v == systems.InputQueued && protocol.LagValue(q.ViewLag) > window {
-			r.srv.m.clamped.Inc()
-			mem.stats.Clamped++
+		if v == systems.InputQueued {
+			mem.lastInput = now
 		}
 	}
 	// The lead the client steers by: its latest packet's newest input (a
 	// maximum would stick after the client's clock jumps back).
 	mem.newestInput = int64(p.Newest)
-	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(r.sim.Now()) {
+	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(now) {
 		mem.acked = a
 	}
 }
@@ -348,12 +379,30 @@ func (r *room) tick() {
 	st := r.sim.Stats().Last
 	m.rewinds.Observe(float64(st.Rewinds))
 	m.buckets.Observe(float64(st.Buckets))
+	r.kickIdle()
 }
 
+// kickIdle frees the seats of players that sent no input for the input
+// timeout: a connection that keeps QUIC alive without playing holds nothing.
+func (r *room) kickIdle() {
+	now := r.sim.Now()
+	for _, mem := range r.members {
+		if !mem.kicked && now-mem.lastInput > r.inputTimeout {
+			r.srv.m.kicked[kickIdle].Inc()
+			r.kick(mem, protocol.CloseIdle, idleReason(r.cfg.InputTimeout))
+		}
+	}
+}
+
+func idleReason(d time.Duration) string { return "no input for " + d.String() }
+
 // events sends the tick's game events: a hit to its shooter (hit confirmed)
-// and its target, kills and respawns to everybody.
+// and its target, as a Hit when it dealt damage and a NoDamage when it did
+// not; kills and respawns to everybody. Shots fired with less view lag than
+// claimed are counted by reason.
 func (r *room) events() {
 	ev := r.sim.Events
+	m := r.srv.m
 	for i := range ev.Shots {
 		s := &ev.Shots[i]
 		if s.Result != ecs.ResultHit {
@@ -361,10 +410,30 @@ func (r *room) events() {
 		}
 		shooter, target := r.byEnt[s.Shooter], r.byEnt[s.Target]
 		e := protocol.Event{Kind: protocol.EventHit, Tick: uint32(s.Tick), Player: netID(s.Shooter), Other: netID(s.Target),
-			Shot: uint16(s.Shot), Weapon: uint8(s.Weapon), Head: s.Head, Damage: float32(s.Dealt),
+			Shot: uint16(s.Shot), Weapon: uint8(s.Weapon), Damage: float32(s.Dealt),
 			ViewTick: uint32(s.ViewTime.Tick), ViewFrac: uint16(min(s.ViewTime.Frac*65536, 65535))}
+		if s.Head {
+			e.Flags |= protocol.HitHead
+		}
+		if s.Splash {
+			e.Flags |= protocol.HitSplash
+		}
+		if s.Streak {
+			e.Flags |= protocol.HitStreak
+		}
+		if s.Dealt > 0 {
+			m.hits[0].Inc()
+			if shooter != nil {
+				shooter.stats.Hits++
+			}
+		} else {
+			e.Kind, e.Damage, e.Reason = protocol.EventNoDamage, float32(s.Damage), uint8(s.NoDamage)
+			m.hits[s.NoDamage].Inc()
+			if shooter != nil {
+				shooter.stats.NoDamage++
+			}
+		}
 		if shooter != nil {
-			shooter.stats.Hits++
 			r.event(shooter, e)
 		}
 		if target != nil && target != shooter {
@@ -381,13 +450,22 @@ func (r *room) events() {
 		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: uint8(k.Weapon)})
 	}
 	for _, rj := range ev.Rejected {
-		r.srv.m.shotsRejected[rj.Reason].Inc()
+		m.shotsRejected[rj.Reason].Inc()
 		if m := r.byEnt[rj.Shooter]; m != nil {
 			m.stats.Rejected++
 		}
 	}
 	for _, s := range ev.Respawns {
 		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: s.Pos.Array()})
+	}
+	for i := range ev.Clamps {
+		c := &ev.Clamps[i]
+		m.clamped[c.Reason].Inc()
+		if mem := r.byEnt[c.Shooter]; mem != nil {
+			mem.stats.Clamped++
+			mem.log.Debug().Stringer("reason", c.Reason).Uint32("shot", c.Shot).Uint16("weapon", c.Weapon).
+				Float64("claimed_ticks", c.Claimed).Float64("granted_ticks", c.Granted).Int64("tick", c.Tick).Msg("view lag clamped")
+		}
 	}
 }
 
@@ -405,14 +483,22 @@ func (r *room) event(m *member, e protocol.Event) {
 	}
 	r.srv.m.eventsDropped.Inc()
 	if !m.kicked {
-		m.kicked = true
-		// Closing writes to the network: never on the room's goroutine.
-		r.srv.wg.Add(1)
-		go func() {
-			defer r.srv.wg.Done()
-			m.sess.conn.CloseWithError(protocol.CloseSlow, "control stream not read")
-		}()
+		r.srv.m.kicked[kickSlow].Inc()
+		r.kick(m, protocol.CloseSlow, "control stream not read")
 	}
+}
+
+// kick closes a member's connection with a code and reason; its session then
+// leaves the room. Closing writes to the network: never on the room's
+// goroutine.
+func (r *room) kick(m *member, code quic.ApplicationErrorCode, reason string) {
+	m.kicked = true
+	m.log.Info().Str("reason", reason).Msg("kicked")
+	r.srv.wg.Add(1)
+	go func() {
+		defer r.srv.wg.Done()
+		m.sess.conn.CloseWithError(code, reason)
+	}()
 }
 
 // snapshots encodes and queues every member's snapshot of the tick just
@@ -446,13 +532,13 @@ func (r *room) buildWorld(tick int64) {
 	// it enters the history.)
 	q := r.players.Query(r.sim.World)
 	for q.Next() {
-		_, team, tf, h, _, _ := q.Get()
+		_, team, tf, h, life, _ := q.Get()
 		e := q.Entity()
-		s := protocol.EntityState{Kind: protocol.KindPlayer, Team: team.ID,
+		s := protocol.EntityState{Kind: protocol.KindPlayer, Team: team.ID, Flags: protocol.TeleportFlags(life.Teleports),
 			Health: uint8(min(math.Ceil(h.Current), 255)), Yaw: protocol.QuantizeYaw(tf.Yaw), Pitch: protocol.QuantizePitch(tf.Pitch),
 			Pos: protocol.QuantizeVec(tf.Pos)}
 		if pose, ok := r.sim.History.PoseAt(tick, e); ok {
-			s.Flags = protocol.FlagAlive
+			s.Flags |= protocol.FlagAlive
 			s.Pos = protocol.QuantizeVec(pose.Pos)
 		}
 		w.Players = append(w.Players, protocol.Entity{ID: netID(e), State: s})
@@ -491,10 +577,11 @@ func (r *room) snapshot(mem *member, tick int64) {
 		mem.stats.SnapshotsDropped++
 		return
 	}
-	tf, h, life, queue := r.body.Get(mem.entity)
+	tf, h, life, queue, arsenal, lag := r.body.Get(mem.entity)
 	hdr := protocol.SnapshotHeader{Tick: uint32(tick), Baseline: protocol.NoTick, InputAck: protocol.NoTick,
 		InputLead: int8(min(max(mem.newestInput-tick, -127), 127)),
-		Own:       protocol.OwnState{Alive: !life.Dead, Pos: tf.Pos.Array(), Health: float32(h.Current)}}
+		Own:       protocol.OwnState{Alive: !life.Dead, Pos: tf.Pos.Array(), Health: float32(h.Current), Shots: arsenal.Fired}}
+	r.srv.m.viewLag.Observe(lag.Ticks / float64(r.cfg.TickRate))
 	if queue.Applied >= 0 {
 		hdr.InputAck = uint32(queue.Applied)
 	}

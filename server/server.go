@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,7 @@ type Server struct {
 	log     zerolog.Logger
 	m       *metrics
 	tls     *tls.Config
+	certSum []byte // SHA-256 of the certificate, for clients to pin
 	weapons *weapons.File
 	catalog *weapons.Catalog
 	welcome protocol.Welcome // the parts every room's welcomes share
@@ -67,7 +69,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: weapons_file: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc, weapons: file, catalog: catalog,
+	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc, certSum: certSHA256(tc), weapons: file, catalog: catalog,
 		rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
 	if err := fitsTheWire(&cfg, file, catalog); err != nil {
 		return nil, err
@@ -101,6 +103,7 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
 	}
 	w := welcomeTemplate(c, cat)
 	w.Class = strings.Repeat("x", protocol.MaxNameLen)
+	w.Room, w.Name = strings.Repeat("x", protocol.MaxRoomLen), w.Class
 	w.Loadout = make([]uint8, ecs.MaxLoadout)
 	if n := 1 + len(protocol.AppendWelcome(nil, &w)); n > protocol.MaxControl {
 		return fmt.Errorf("config: arena.boxes: %d boxes make a Welcome of up to %d bytes, over the control frame limit of %d", len(c.Arena.Boxes), n, protocol.MaxControl)
@@ -108,21 +111,32 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
 	return nil
 }
 
-// welcomeTemplate is what every welcome says about the room's rules.
+// welcomeTemplate is what every welcome says about the room's rules; its
+// digest covers them all (the room's spread seed and the player's own
+// fields are set per welcome, after).
 func welcomeTemplate(c *Config, cat *weapons.Catalog) protocol.Welcome {
+	maxUnlag := c.LagCompConfig().MaxUnlag()
 	w := protocol.Welcome{
 		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
-		WindowTicks: uint16(c.LagComp.WindowTicks), Speed: c.Arena.Speed,
+		WindowTicks: uint16(c.LagComp.WindowTicks), MaxUnlag: maxUnlag, Speed: c.Arena.Speed,
 		Arena:     protocol.BoxOf(c.Arena.Bounds()),
-		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height,
+		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height, HeadHeight: c.Match.HeadHeight,
+		Health: c.Match.Health, RespawnTicks: uint16(min(c.Match.RespawnTicks, math.MaxUint16)),
+		InvulnerableTicks: uint16(min(c.Match.InvulnerableTicks, math.MaxUint16)), FriendlyFire: c.Match.FriendlyFire,
+		InputTimeout: uint32(min(c.InputTimeout.Milliseconds(), math.MaxUint32)),
 	}
 	for id := range cat.Len() {
 		d := cat.At(uint16(id))
+		rewind, _ := d.Rewind(maxUnlag)
 		w.Weapons = append(w.Weapons, protocol.WeaponInfo{Name: d.Name, Kind: d.Kind, Damage: d.Damage, Range: d.Range,
 			Speed: d.Speed, Gravity: d.Gravity, Radius: d.Radius, Reach: d.Reach, Spread: d.Spread,
 			LifetimeTicks: uint16(d.LifetimeTicks), FireInterval: uint16(d.FireInterval), Magazine: uint16(d.Magazine),
 			ReloadTicks: uint16(d.ReloadTicks), WindupTicks: uint16(d.WindupTicks), Pellets: uint8(d.Pellets),
-			CatchUp: d.Mode == weapons.ModeCatchUp})
+			CatchUp: d.Mode == weapons.ModeCatchUp, HeadMultiplier: d.HeadMultiplier,
+			Falloff:    [3]float64{d.Falloff.Start, d.Falloff.End, d.Falloff.Min},
+			Splash:     [3]float64{d.Splash.Radius, d.Splash.Damage, d.Splash.Min},
+			StreakHits: uint16(min(d.Streak.Hits, math.MaxUint16)), StreakWindow: d.Streak.WindowTicks, StreakBonus: d.Streak.Bonus,
+			MaxRewind: rewind})
 	}
 	for _, b := range c.Arena.Boxes {
 		w.Map = append(w.Map, protocol.Box{Min: b.Min, Max: b.Max})
@@ -171,7 +185,7 @@ func (s *Server) Start() error {
 	s.wg.Add(1)
 	go s.accept()
 	s.log.Info().Str("addr", ln.Addr().String()).Int("tick_rate", s.cfg.TickRate).
-		Int("window_ticks", s.cfg.LagComp.WindowTicks).Msg("listening")
+		Int("window_ticks", s.cfg.LagComp.WindowTicks).Hex("cert_sha256", s.certSum).Msg("listening")
 	return nil
 }
 
@@ -200,6 +214,11 @@ func (s *Server) startAdmin() error {
 	s.log.Info().Str("addr", ln.Addr().String()).Msg("admin: /metrics, /debug/pprof/")
 	return nil
 }
+
+// CertSHA256 returns the SHA-256 of the server's certificate (DER): what a
+// client pins when no CA vouches for the server (a self-signed
+// certificate), as the matchmaker hands it out with the token.
+func (s *Server) CertSHA256() []byte { return slices.Clone(s.certSum) }
 
 // Addr returns the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }

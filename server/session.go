@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -133,11 +134,11 @@ func (se *session) readJoin() (*quic.Stream, protocol.Join, error) {
 	}
 	join, err := protocol.DecodeJoin(payload)
 	switch {
+	case join.Version != protocol.Version:
+		se.reject(stream, protocol.Reject{Code: protocol.RejectVersion, Reason: fmt.Sprintf("this server speaks protocol version %d", protocol.Version)})
+		err = fmt.Errorf("protocol version %d", join.Version)
 	case err != nil:
 		se.reject(stream, protocol.Reject{Code: protocol.RejectBadJoin, Reason: err.Error()})
-	case join.Version != protocol.Version:
-		se.reject(stream, protocol.Reject{Code: protocol.RejectVersion, Reason: "this server speaks protocol version 1"})
-		err = errors.New("wrong version")
 	case !roomName.MatchString(join.Room):
 		se.reject(stream, protocol.Reject{Code: protocol.RejectBadJoin, Reason: "room: 1 to 64 of A-Z a-z 0-9 _ . -"})
 		err = errors.New("bad room name")
@@ -204,7 +205,8 @@ func (se *session) receive(r *room) {
 			continue
 		}
 		m.dgIn.Inc()
-		msg := roomMsg{kind: msgInput, sess: se}
+		st := se.conn.ConnectionStats()
+		msg := roomMsg{kind: msgInput, sess: se, rtt: st.SmoothedRTT + 2*st.MeanDeviation}
 		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
 			m.drop(reasonOf(err))
 			continue

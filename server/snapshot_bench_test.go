@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -88,7 +90,7 @@ func (b *benchRoom) step() {
 			}
 		}
 		*due = (*due)[:0]
-		r.applyInputs(m, &in)
+		r.applyInputs(m, &in, 200*time.Millisecond)
 	}
 	r.tick()
 	for i, m := range b.members {

@@ -29,8 +29,9 @@ type PlayerStats struct {
 	// Applied counts ticks simulated with the player's input, Rooted those
 	// without (the player stood still).
 	Applied, Rooted  uint64
-	Clamped          uint64 // inputs whose view time was older than the window
-	Hits             uint64 // hits confirmed to the player as shooter
+	Clamped          uint64 // shots resolved with less view lag than the player claimed
+	Hits             uint64 // hits confirmed to the player as shooter (they dealt damage)
+	NoDamage         uint64 // hits registered for the player that dealt no damage (invulnerable or dead target)
 	Rejected         uint64 // shots the rules refused (too soon, no ammo, reloading, not carried)
 	Kills, Deaths    uint64
 	Snapshots        uint64
@@ -77,7 +78,7 @@ func (r *room) statsNow() RoomStats {
 		TickTime: r.stats.tickTime, TickTotal: r.stats.tickTotal, Overruns: r.stats.overruns}
 	for _, mem := range r.members {
 		ps := mem.stats
-		tf, _, _, q := r.body.Get(mem.entity)
+		tf, _, _, q, _, _ := r.body.Get(mem.entity)
 		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
 		ps.Pos = tf.Pos.Array()
 		rs.Players = append(rs.Players, ps)

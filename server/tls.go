@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -56,4 +57,12 @@ func selfSigned() (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// certSHA256 is the SHA-256 of the leaf certificate's DER encoding: what a
+// client pins (client.Config.ServerCertSHA256) when no CA vouches for the
+// server, as the matchmaker hands it out with the token.
+func certSHA256(tc *tls.Config) []byte {
+	sum := sha256.Sum256(tc.Certificates[0].Certificate[0])
+	return sum[:]
 }

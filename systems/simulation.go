@@ -34,6 +34,10 @@ type Config struct {
 	// against Kinds (a server shares one among its rooms: a Catalog is
 	// read-only); Weapons and Classes are then ignored.
 	Catalog *weapons.Catalog
+	// SpreadSeed keys the room's spread sequences (package spread): the
+	// server draws it at random per match and tells the room's clients, so
+	// that they predict their own pellets but cannot choose them.
+	SpreadSeed uint64
 }
 
 // DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation
@@ -91,6 +95,9 @@ type Simulation struct {
 	staticMap generic.Map1[ecs.StaticGeometry]
 	players   generic.Map10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
+
+	queueID ecs.ID  // InputQueue: a player moved by its inputs
+	maxStep float64 // the furthest movement goes in a tick, metres
 
 	// Per-tick scratch, reused.
 	poses []lagcomp.Pose
@@ -152,8 +159,13 @@ func New(cfg Config) (*Simulation, error) {
 	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
 	}
+	s.queueID = ecs.ComponentID[ecs.InputQueue](w)
+	// Movement goes at most Speed·dt in a tick; the margin absorbs rounding.
+	step := cfg.Movement.Speed / float64(cfg.TickRate)
+	s.maxStep = step + 1e-9*(1+step)
 	s.Time = lagcomp.NewTimeMachine(s.History, s.Collision)
 	s.env = weapons.NewEnv(w, s.Collision, catalog, cfg.FriendlyFire)
+	s.env.SpreadSeed = cfg.SpreadSeed
 	kinds := cfg.Kinds.Build(s.env)
 	resolvers := make([]lagcomp.Resolver, len(kinds))
 	for i, k := range kinds {
@@ -198,6 +210,7 @@ func (s *Simulation) beginTick() {
 	s.Events.Rejected = s.Events.Rejected[:0]
 	s.Events.Kills = s.Events.Kills[:0]
 	s.Events.Respawns = s.Events.Respawns[:0]
+	s.Events.Clamps = s.Events.Clamps[:0]
 }
 
 // endTick counts the tick and moves the clock on.
@@ -233,7 +246,7 @@ func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
 	arsenal := s.Catalog.Arsenal(p.Loadout)
 	e := s.players.NewWith(&ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team},
 		&ecs.Transform{Pos: p.Pos}, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{},
-		&ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos}, &arsenal, &ecs.Streak{})
+		&ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos, Moved: -1}, &arsenal, &ecs.Streak{})
 	if p.Controlled {
 		s.inputMap.Add(e)
 		q, _ := s.inputMap.Get(e)

@@ -13,9 +13,13 @@ import (
 
 // applyInputs takes each controlled player's input for this tick out of its
 // queue. With none, the player is rooted: it keeps its aim, does not move and
-// does not fire; the server never guesses across a gap.
+// does not fire; the server never guesses across a gap (and keeps the view
+// lag it last granted: a rooted tick claims nothing). An input's claimed
+// view lag is granted up to what the server measured of the client when the
+// input arrived (Input.Earliest) and the room's cap (lagcomp.Config.MaxUnlag).
 func (s *Simulation) applyInputs() {
 	now := s.Clock.Tick
+	maxUnlag := s.cfg.LagComp.MaxUnlag()
 	q := s.inputs.Query(s.World)
 	for q.Next() {
 		queue, in, lag, tf := q.Get()
@@ -27,13 +31,37 @@ func (s *Simulation) applyInputs() {
 			queue.Applied = now
 			queue.Used++
 			queue.Recent |= 1
-			lag.Ticks = float64(now) - in.ViewTime.Ticks()
+			*lag = GrantViewLag(now, in, maxUnlag)
 			continue
 		}
 		queue.Rooted++
-		*in = ecs.Input{Tick: now, Yaw: tf.Yaw, Pitch: tf.Pitch, ViewTime: in.ViewTime}
-		lag.Ticks = float64(now) - in.ViewTime.Ticks()
+		*in = ecs.Input{Tick: now, Yaw: tf.Yaw, Pitch: tf.Pitch}
+		lag.Claimed, lag.Clamp = 0, 0
 	}
+}
+
+// GrantViewLag returns the view lag the server grants an input of tick now:
+// the lag it claims (now − its view time), cut to the server's measured
+// bound (now − in.Earliest) and to maxUnlag, never negative; Clamp names the
+// tightest bound that cut it.
+func GrantViewLag(now int64, in *ecs.Input, maxUnlag float64) ecs.ViewLag {
+	claimed := float64(now) - in.ViewTime.Ticks()
+	v := ecs.ViewLag{Ticks: claimed}
+	if in.Earliest > 0 {
+		if bound := max(float64(now)-in.Earliest, 0); v.Ticks > bound {
+			v.Ticks, v.Clamp = bound, ecs.ClampMeasured
+		}
+	}
+	if v.Ticks > maxUnlag {
+		v.Ticks, v.Clamp = maxUnlag, ecs.ClampMaxUnlag
+	}
+	if !(v.Ticks >= 0) { // a view time after the present (or NaN)
+		v.Ticks, v.Clamp = 0, ecs.ClampFuture
+	}
+	if v.Clamp != 0 {
+		v.Claimed = claimed
+	}
+	return v
 }
 
 // move advances every player that has an input.
@@ -51,8 +79,13 @@ func (s *Simulation) move() {
 }
 
 // recordHistory appends every hitbox's pose to the history and puts the
-// collision world into the present.
+// collision world into the present. A pose is a teleport when the player was
+// put there (a respawn: Life.Moved) or, for a player moved by its inputs,
+// when it is further from its last recorded pose than movement can go in a
+// tick; lag compensation never interpolates across one, and the player's
+// Life.Teleports counts them for clients.
 func (s *Simulation) recordHistory() {
+	now := s.Clock.Tick
 	s.poses = s.poses[:0]
 	q := s.hitboxes.Query(s.World)
 	for q.Next() {
@@ -60,10 +93,20 @@ func (s *Simulation) recordHistory() {
 		if life.Dead {
 			continue
 		}
-		s.poses = append(s.poses, lagcomp.Pose{Entity: q.Entity(), Team: team.ID, Hitbox: *hb, Pos: tf.Pos})
+		e := q.Entity()
+		p := lagcomp.Pose{Entity: e, Team: team.ID, Hitbox: *hb, Pos: tf.Pos, Teleport: life.Moved == now}
+		if !p.Teleport && s.World.Has(e, s.queueID) {
+			if prev, ok := s.History.PoseAt(now-1, e); ok && prev.Pos.Sub(tf.Pos).Len() > s.maxStep {
+				p.Teleport = true
+			}
+		}
+		if p.Teleport {
+			life.Teleports++
+		}
+		s.poses = append(s.poses, p)
 	}
 	// Ticks only increase, so Record cannot fail here.
-	_ = s.History.Record(s.Clock.Tick, s.poses)
+	_ = s.History.Record(now, s.poses)
 	s.Time.TravelToPresent()
 }
 
@@ -97,8 +140,9 @@ func (s *Simulation) weapons() {
 }
 
 // lagCompensation gives every unfinished lag-compensated entity its view time
-// (its owner's present view lag, or its last one if the owner is gone) and
-// resolves them all, one rewind per distinct view time.
+// (the present minus the view lag its shooter had when it fired: one tick
+// later every tick, whatever the shooter does next) and resolves them all,
+// one rewind per distinct view time.
 func (s *Simulation) lagCompensation() {
 	now, oldest := s.Clock.Tick, s.History.Oldest()
 	s.items = s.items[:0]
@@ -108,14 +152,8 @@ func (s *Simulation) lagCompensation() {
 		if lc.Done || lc.From > now {
 			continue
 		}
-		alive := s.World.Alive(owner.Entity)
-		if alive {
-			if ol := s.lagOf.Get(owner.Entity); ol != nil {
-				lag.Ticks = ol.Ticks
-			}
-		}
 		e := q.Entity()
-		if lc.NeedsOwner && !s.ownerStill(alive, owner.Entity, lc.OwnerLife) {
+		if lc.NeedsOwner && !s.ownerStill(s.World.Alive(owner.Entity), owner.Entity, lc.OwnerLife) {
 			lc.Done = true // cancelled: an invalid shot, never resolved
 			shot := s.shotOf.Get(e)
 			s.Events.Shots = append(s.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner.Entity,
@@ -155,7 +193,7 @@ func (s *Simulation) ownerStill(alive bool, owner ecs.Entity, life uint32) bool 
 // (view time; so the outcome never depends on how lag compensation was
 // bucketed): streak bonuses, then health. A player whose health reaches 0
 // dies (its killer is the shooter); hits on the dead and the invulnerable
-// deal nothing. Dead players whose time has come respawn, alive and briefly
+// deal nothing, and say why (ShotEvent.NoDamage). Dead players whose time has come respawn, alive and briefly
 // invulnerable from the next tick.
 func (s *Simulation) damage() {
 	now := s.Clock.Tick
@@ -166,11 +204,20 @@ func (s *Simulation) damage() {
 	})
 	for i := range s.Events.Shots {
 		ev := &s.Events.Shots[i]
-		if ev.Result != ecs.ResultHit || !s.World.Alive(ev.Target) {
+		if ev.Result != ecs.ResultHit {
+			continue
+		}
+		if !s.World.Alive(ev.Target) { // left the room this tick
+			ev.NoDamage = ecs.NoDamageDead
 			continue
 		}
 		h, life := s.healthOf.Get(ev.Target)
-		if h == nil || h.Max == 0 || life == nil || life.Dead {
+		switch {
+		case h == nil || h.Max == 0 || life == nil:
+			ev.NoDamage = ecs.NoDamageZero
+			continue
+		case life.Dead:
+			ev.NoDamage = ecs.NoDamageDead
 			continue
 		}
 		if def := s.Catalog.At(ev.Weapon); def.Streak.Hits > 0 && s.World.Alive(ev.Shooter) {
@@ -180,6 +227,11 @@ func (s *Simulation) damage() {
 			}
 		}
 		if now < life.InvulnerableUntil {
+			ev.NoDamage = ecs.NoDamageInvulnerable
+			continue
+		}
+		if !(ev.Damage > 0) {
+			ev.NoDamage = ecs.NoDamageZero
 			continue
 		}
 		ev.Dealt = min(ev.Damage, h.Current)
@@ -197,6 +249,7 @@ func (s *Simulation) damage() {
 			life.Dead = false
 			life.Lives++
 			life.InvulnerableUntil = now + 1 + int64(s.cfg.InvulnerableTicks)
+			life.Moved = now + 1
 			h.Current = h.Max
 			tf.Pos = life.Spawn
 			s.Catalog.Refill(arsenal) // a fresh life, a full arsenal

@@ -27,7 +27,7 @@ func botProcess(addr string) int {
 	var clients []*client.Client
 	for i := range n {
 		dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
-		c, err := client.Dial(dctx, client.Config{Addr: addr, Room: "cpu", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2),
+		c, err := client.Dial(dctx, client.Config{Addr: addr, Room: "cpu", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2), InsecureSkipVerify: true,
 			Input: client.NewBot(client.BotConfig{Seed: uint64(i), AimError: 0.03})})
 		dcancel()
 		if err != nil {

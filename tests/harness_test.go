@@ -1,7 +1,11 @@
 package tests
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -69,9 +73,14 @@ func shim(t testing.TB, srv *server.Server, rtt, jitter time.Duration, loss floa
 	return sh.Addr().String()
 }
 
-// dial joins a client; the test closes it when it ends.
-func dial(t testing.TB, cfg client.Config) *client.Client {
+// dial joins a client to srv (cfg.Addr may be a shim in front of it),
+// pinning srv's certificate unless cfg says otherwise; the test closes it
+// when it ends.
+func dial(t testing.TB, srv *server.Server, cfg client.Config) *client.Client {
 	t.Helper()
+	if cfg.ServerCertSHA256 == nil && cfg.TLS == nil && !cfg.InsecureSkipVerify {
+		cfg.ServerCertSHA256 = srv.CertSHA256()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var c *client.Client
@@ -200,4 +209,15 @@ func waitPlayers(t testing.TB, srv *server.Server, room string, n int) {
 		r, ok := findRoom(t, srv, room)
 		return ok && len(r.Players) >= n
 	})
+}
+
+// pinned checks that the server showed the certificate whose SHA-256 is pin.
+func pinned(cs tls.ConnectionState, pin []byte) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("no certificate")
+	}
+	if sum := sha256.Sum256(cs.PeerCertificates[0].Raw); !bytes.Equal(sum[:], pin) {
+		return fmt.Errorf("certificate %x, pinned %x", sum, pin)
+	}
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 func appliedRatio(t *testing.T, redundancy int, seed uint64) (float64, client.Stats) {
 	srv := startServer(t, nil)
 	addr := shim(t, srv, 150*time.Millisecond, 5*time.Millisecond, 0.25, seed)
-	c := dial(t, client.Config{Addr: addr, Room: "redundancy", Name: "runner", Input: strafer(30), Redundancy: redundancy})
+	c := dial(t, srv, client.Config{Addr: addr, Room: "redundancy", Name: "runner", Input: strafer(30), Redundancy: redundancy})
 	stop := start(c)
 	waitTicks(t, srv, "redundancy", 40) // let the clock settle
 	p0 := playerStats(t, srv, "redundancy", c.ID())
@@ -69,7 +69,7 @@ func TestPredictionAgreesWithServer(t *testing.T) {
 		}
 		return runner(v)
 	})
-	c := dial(t, client.Config{Addr: addr, Room: "predict", Name: "runner", Input: input, Redundancy: 1})
+	c := dial(t, srv, client.Config{Addr: addr, Room: "predict", Name: "runner", Input: input, Redundancy: 1})
 	stop := start(c)
 	waitTicks(t, srv, "predict", 200)
 	still.Store(true)
@@ -92,8 +92,9 @@ func TestPredictionAgreesWithServer(t *testing.T) {
 }
 
 // A bot 200 ms away, with perfect aim, shoots a strafing target: every hit it
-// sees on its screen is confirmed by the server's lag compensation. With the
-// window set to 0 (lag compensation off) the same shots miss.
+// sees on its screen is confirmed by the server's lag compensation, and none
+// of its claims is cut by the server's measured bound. With the window set to
+// 0 (lag compensation off) the same shots miss.
 func TestHitsSeenAreConfirmed(t *testing.T) {
 	t.Parallel()
 	for _, window := range []int{30, 0} {
@@ -104,16 +105,22 @@ func TestHitsSeenAreConfirmed(t *testing.T) {
 				c.Match.Health = 1e9 // nobody dies: every shot is comparable
 			})
 			far := shim(t, srv, 200*time.Millisecond, 0, 0, 3)
-			target := dial(t, client.Config{Addr: srv.Addr().String(), Room: "lagcomp", Name: "target", Team: 1, Input: strafer(25)})
+			target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "lagcomp", Name: "target", Team: 1, Input: strafer(25)})
 			var hold atomic.Bool
-			shooter := dial(t, client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
+			shooter := dial(t, srv, client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
 				Input: client.HoldFire{Source: client.NewBot(client.BotConfig{Still: true}), Hold: &hold}})
 			stop := start(target, shooter)
 			waitTicks(t, srv, "lagcomp", 240)
 			hold.Store(true) // then give the last hit events a round trip to arrive
 			waitTicks(t, srv, "lagcomp", 10)
+			clamped := playerStats(t, srv, "lagcomp", shooter.ID()).Clamped
 			stop()
 			st := shooter.Stats()
+			// 200 ms away and honest: the server grants every claim (with
+			// window 0 it grants none: every shot is cut to the present).
+			if window > 0 && clamped != 0 {
+				t.Errorf("%d of the honest shooter's %d shots were clamped", clamped, st.ShotsFired)
+			}
 			t.Logf("window %d: %d shots, %d hits seen, %d confirmed (%d of them the hit seen), RTT %v",
 				window, st.ShotsFired, st.HitsSeen, st.HitsConfirmed, st.SeenConfirmed, st.RTT)
 			if st.HitsSeen < 20 {
@@ -136,7 +143,7 @@ func TestLateRunKeepsInputs(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, nil)
 	addr := shim(t, srv, 100*time.Millisecond, 0, 0, 5)
-	c := dial(t, client.Config{Addr: addr, Room: "late", Name: "late", Input: strafer(30)})
+	c := dial(t, srv, client.Config{Addr: addr, Room: "late", Name: "late", Input: strafer(30)})
 	waitTicks(t, srv, "late", 60) // the room runs on without the client's inputs
 	before := playerStats(t, srv, "late", c.ID())
 	stop := start(c)

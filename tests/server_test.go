@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/server"
@@ -40,7 +42,8 @@ func TestShutdownIsClean(t *testing.T) {
 	var clients []*client.Client
 	for i, room := range []string{"a", "a", "b"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		c, err := client.Dial(ctx, client.Config{Addr: sh.Addr().String(), Room: room, Name: room, Input: client.NewBot(client.BotConfig{Seed: uint64(i)})})
+		c, err := client.Dial(ctx, client.Config{Addr: sh.Addr().String(), Room: room, Name: fmt.Sprint(room, i), ServerCertSHA256: srv.CertSHA256(),
+			Input: client.NewBot(client.BotConfig{Seed: uint64(i)})})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -89,10 +92,10 @@ func TestRoomsAreIsolated(t *testing.T) {
 			return in
 		})
 	}
-	a1 := dial(t, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a1", Team: 1, Input: client.NewBot(client.BotConfig{Seed: 1})})
-	a2 := dial(t, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a2", Team: 2, Input: client.NewBot(client.BotConfig{Seed: 2})})
-	b1 := dial(t, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b1", Team: 1, Input: watch(client.NewBot(client.BotConfig{Seed: 3})), OnEvent: onB})
-	b2 := dial(t, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b2", Team: 2, Input: watch(client.NewBot(client.BotConfig{Seed: 4})), OnEvent: onB})
+	a1 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a1", Team: 1, Input: client.NewBot(client.BotConfig{Seed: 1})})
+	a2 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a2", Team: 2, Input: client.NewBot(client.BotConfig{Seed: 2})})
+	b1 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b1", Team: 1, Input: watch(client.NewBot(client.BotConfig{Seed: 3})), OnEvent: onB})
+	b2 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b2", Team: 2, Input: watch(client.NewBot(client.BotConfig{Seed: 4})), OnEvent: onB})
 	stop := start(a1, a2, b1, b2)
 	waitTicks(t, srv, "a", 200)
 	a := roomStats(t, srv, "a")
@@ -125,10 +128,10 @@ func TestRoomsAreIsolated(t *testing.T) {
 func TestRoomFull(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, func(c *server.Config) { c.MaxPlayers = 1 })
-	dial(t, client.Config{Addr: srv.Addr().String(), Room: "duel", Name: "first", Input: strafer(10)})
+	dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "duel", Name: "first", Input: strafer(10)})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "duel", Name: "second", Input: strafer(10)})
+	_, err := client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "duel", Name: "second", Input: strafer(10), ServerCertSHA256: srv.CertSHA256()})
 	var rj *client.RejectError
 	if !errors.As(err, &rj) || rj.Code != protocol.RejectFull {
 		t.Errorf("second join: %v, want a RejectFull", err)
@@ -195,10 +198,10 @@ func TestBadJoins(t *testing.T) {
 		join protocol.Join
 		code uint8
 	}{
-		{"wrong version", protocol.Join{Version: 2, Room: "r", Name: "n"}, protocol.RejectVersion},
-		{"bad room", protocol.Join{Version: 1, Room: "no spaces", Name: "n"}, protocol.RejectBadJoin},
-		{"no name", protocol.Join{Version: 1, Room: "r"}, protocol.RejectBadJoin},
-		{"no such team", protocol.Join{Version: 1, Room: "r", Name: "n", Team: 7}, protocol.RejectBadJoin},
+		{"wrong version", protocol.Join{Version: 1, Room: "r", Name: "n"}, protocol.RejectVersion},
+		{"bad room", protocol.Join{Version: protocol.Version, Room: "no spaces", Name: "n"}, protocol.RejectBadJoin},
+		{"no name", protocol.Join{Version: protocol.Version, Room: "r"}, protocol.RejectBadJoin},
+		{"no such team", protocol.Join{Version: protocol.Version, Room: "r", Name: "n", Team: 7}, protocol.RejectBadJoin},
 	}
 	for _, tt := range tests {
 		r := rawDial(t, srv.Addr().String())
@@ -225,10 +228,10 @@ func TestBadJoins(t *testing.T) {
 func TestMisbehavingClientHarmsNobody(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, nil)
-	honest := dial(t, client.Config{Addr: srv.Addr().String(), Room: "mixed", Name: "honest", Team: 1, Input: strafer(20)})
+	honest := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "mixed", Name: "honest", Team: 1, Input: strafer(20)})
 	stop := start(honest)
 	bad := rawDial(t, srv.Addr().String())
-	if typ, _ := bad.join(t, protocol.Join{Version: 1, Room: "mixed", Name: "bad", Team: 2}); typ != protocol.MsgWelcome {
+	if typ, _ := bad.join(t, protocol.Join{Version: protocol.Version, Room: "mixed", Name: "bad", Team: 2}); typ != protocol.MsgWelcome {
 		t.Fatalf("the bad client could not join: type %d", typ)
 	}
 	waitTicks(t, srv, "mixed", 20)
@@ -237,18 +240,19 @@ func TestMisbehavingClientHarmsNobody(t *testing.T) {
 	good := func(newest uint32, lag uint16) []byte {
 		p := protocol.InputPacket{Newest: newest, SnapshotAck: protocol.NoTick, Count: 1}
 		p.Inputs[0].ViewLag = lag
+		p.Inputs[0].Buttons = ecs.ButtonFire
 		return protocol.AppendInputPacket(nil, &p)
 	}
 	valid := good(now+2, 0)
 	send := func(d []byte) { bad.conn.SendDatagram(d) }
-	send(valid[:5])                          // truncated
-	send(append([]byte{9}, valid[1:]...))    // another version
-	send(append([]byte{1, 2}, valid[2:]...)) // a snapshot, from a client
-	send(append([]byte{1, 7}, valid[2:]...)) // an unknown type
-	send(append(valid[:10:10], 0))           // zero inputs
-	send(good(now+5000, 0))                  // far in the future
-	send(good(now+3, 60000))                 // a view time 234 ticks back: clamped
-	for i := range 400 {                     // a flood
+	send(valid[:5])                                         // truncated
+	send(append([]byte{9}, valid[1:]...))                   // another version
+	send(append([]byte{protocol.Version, 2}, valid[2:]...)) // a snapshot, from a client
+	send(append([]byte{protocol.Version, 7}, valid[2:]...)) // an unknown type
+	send(append(valid[:10:10], 0))                          // zero inputs
+	send(good(now+5000, 0))                                 // far in the future
+	send(good(now+3, 60000))                                // a shot seen 234 ticks back: clamped to what the server measured
+	for i := range 400 {                                    // a flood
 		send(good(now+uint32(i%20), 0))
 	}
 	waitTicks(t, srv, "mixed", 200)
@@ -275,7 +279,7 @@ func TestMisbehavingClientHarmsNobody(t *testing.T) {
 		{"rewind_datagrams_dropped_total", "reason", "flood"},
 		{"rewind_inputs_total", "verdict", "too_early"},
 		{"rewind_inputs_total", "verdict", "duplicate"},
-		{"rewind_view_times_clamped_total", "", ""},
+		{"rewind_view_lag_clamped_total", "reason", "measured"},
 	} {
 		if v := m.value(want.metric, want.label, want.value); v < 1 {
 			t.Errorf("%s{%s=%q} = %v, want ≥ 1", want.metric, want.label, want.value, v)

@@ -62,6 +62,7 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 	integer("magazine", &d.Magazine)
 	integer("reload_ticks", &d.ReloadTicks)
 	num("head_multiplier", &d.HeadMultiplier)
+	num("max_rewind_ticks", &d.MaxRewindTicks)
 	var hits float64
 	if err == nil {
 		err = readTable(o, "streak", tableNum{"hits", true, &hits}, tableNum{"window_ticks", true, &d.Streak.WindowTicks}, tableNum{"bonus", true, &d.Streak.Bonus})

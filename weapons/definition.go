@@ -3,6 +3,8 @@ package weapons
 import (
 	"fmt"
 	"math"
+
+	"github.com/rewind-gg/rewind/lagcomp"
 )
 
 // Definition is one weapon or ability: its kind (which Go code resolves it)
@@ -19,6 +21,10 @@ type Definition struct {
 	ReloadTicks    int     // ticks to refill an empty magazine
 	HeadMultiplier float64 // damage factor of a hit on the head (default 1)
 	Streak         Streak  // a bonus for hits in quick succession (none when Hits is 0)
+	// MaxRewindTicks is the deepest view lag this weapon's shots are granted,
+	// in ticks (0: the room's lagcomp.max_unlag): a sniper rifle may favour
+	// its shooter less than a shotgun.
+	MaxRewindTicks float64
 
 	// hitscan
 	Range   float64 // metres
@@ -125,6 +131,15 @@ const (
 	MaxSpeed    = 100_000
 )
 
+// Rewind returns the view lag a shot of this weapon is granted when its
+// shooter was granted lag, and whether the weapon's own cap cut it.
+func (d *Definition) Rewind(lag float64) (float64, bool) {
+	if d.MaxRewindTicks > 0 && lag > d.MaxRewindTicks {
+		return d.MaxRewindTicks, true
+	}
+	return lag, false
+}
+
 // OnHead is damage as dealt where it landed: times HeadMultiplier on the
 // head.
 func (d *Definition) OnHead(damage float64, head bool) float64 {
@@ -166,6 +181,7 @@ func (d *Definition) Validate() error {
 	v.intRange("magazine", d.Magazine, 0, math.MaxUint16)
 	v.intRange("reload_ticks", d.ReloadTicks, 0, math.MaxUint16)
 	v.nonneg("head_multiplier", d.HeadMultiplier)
+	v.between("max_rewind_ticks", d.MaxRewindTicks, 0, lagcomp.MaxWindowTicks)
 	if d.Streak != (Streak{}) {
 		v.intRange("streak.hits", d.Streak.Hits, 2, 1000)
 		v.positive("streak.window_ticks", d.Streak.WindowTicks)

@@ -10,9 +10,11 @@ import (
 // exists and is alive, with a weapon of the catalogue and a usable aim, is
 // checked against the rules (the weapon is carried, its fire interval or
 // cooldown has passed, it has ammo and is not reloading); a valid one spawns
-// its kind's entity carrying the shooter's view lag. Invalid commands are
-// reported as invalid shots, refused ones as rejected shots. Scripted
-// commands (scenarios) skip the rules.
+// its kind's entity carrying the shooter's view lag (cut to the weapon's
+// max_rewind_ticks) and the next index of the shooter's spread sequence. A
+// shot fired with less view lag than its shooter claimed is reported as a
+// clamp. Invalid commands are reported as invalid shots, refused ones as
+// rejected shots. Scripted commands (scenarios) skip the rules.
 type FireSystem struct {
 	env     *Env
 	kinds   []Kind
@@ -45,16 +47,30 @@ func (s *FireSystem) Run() {
 			continue
 		}
 		def := s.env.Catalog.At(cmd.Weapon)
+		seq := cmd.Shot // a scripted shot's place in its spread sequence: its index
 		if !cmd.Scripted {
+			seq = arsenal.Fired
 			if reason := Use(arsenal, cmd.Weapon, def, now); reason != 0 {
 				s.env.Events.Rejected = append(s.env.Events.Rejected, ecs.RejectedShot{
 					Shooter: cmd.Shooter, Shot: cmd.Shot, Weapon: cmd.Weapon, Reason: reason, Tick: now})
 				continue
 			}
 		}
+		granted, reason := lag.Ticks, lag.Clamp
+		if g, cut := def.Rewind(granted); cut {
+			granted, reason = g, ecs.ClampWeapon
+		}
+		if reason != 0 {
+			claimed := lag.Claimed
+			if lag.Clamp == 0 {
+				claimed = lag.Ticks
+			}
+			s.env.Events.Clamps = append(s.env.Events.Clamps, ecs.ClampEvent{Shooter: cmd.Shooter, Shot: cmd.Shot,
+				Weapon: cmd.Weapon, Reason: reason, Claimed: claimed, Granted: granted, Tick: now})
+		}
 		s.shot = Shot{
 			Def: def, Weapon: cmd.Weapon, Kind: s.env.Catalog.KindOf(cmd.Weapon),
-			ID: cmd.Shot, Shooter: cmd.Shooter, Team: team.ID, Lag: lag.Ticks,
+			ID: cmd.Shot, Seq: seq, Shooter: cmd.Shooter, Team: team.ID, Lag: granted,
 			Origin: cmd.Origin, Dir: cmd.Dir.Normalize(), Feet: tf.Pos,
 		}
 		s.kinds[s.shot.Kind].Spawn(&s.shot)
@@ -79,7 +95,7 @@ func (s *FireSystem) shooterOf(cmd *ecs.FireCommand) (*ecs.Team, *ecs.ViewLag, *
 // Use applies the rules to one use of weapon at tick now: it must be
 // carried, past its fire interval (or cooldown), loaded and not reloading.
 // On success it spends the round (starting a reload when the magazine runs
-// dry) and returns 0; otherwise it returns why not, and an empty magazine
+// dry), counts the shot in a.Fired and returns 0; otherwise it returns why not, and an empty magazine
 // starts reloading.
 func Use(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) ecs.RejectReason {
 	st := slot(a, weapon)
@@ -100,6 +116,7 @@ func Use(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) ecs.RejectRe
 		return ecs.RejectEmpty
 	}
 	st.Ready = now + int64(max(def.FireInterval, 1))
+	a.Fired++
 	if def.Magazine > 0 {
 		st.Ammo--
 		if st.Ammo == 0 {

@@ -38,8 +38,9 @@ func (k *hitscan) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 		def := k.env.Catalog.At(shot.Weapon)
 		filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Everything)
 		lc.Done = true
+		key := k.env.SpreadKey(owner.Entity, shot)
 		if def.Pellets <= 1 {
-			dir := spread.Dir(hs.Dir, def.Spread, ecs.WireID(owner.Entity), uint16(shot.ID), 0)
+			dir := spread.Dir(hs.Dir, def.Spread, key, 0)
 			hit, ok := k.env.Collision.Raycast(hs.Origin, dir, def.Range, filter)
 			k.env.Report(shot, owner.Entity, at, hit, ok, hs.Origin.AddScaled(dir, def.Range), k.damage(def, hit))
 			continue
@@ -47,7 +48,7 @@ func (k *hitscan) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 		k.hits = k.hits[:0]
 		var blocked lagcomp.Hit
 		for p := range def.Pellets {
-			dir := spread.Dir(hs.Dir, def.Spread, ecs.WireID(owner.Entity), uint16(shot.ID), p)
+			dir := spread.Dir(hs.Dir, def.Spread, key, p)
 			hit, ok := k.env.Collision.Raycast(hs.Origin, dir, def.Range, filter)
 			switch {
 			case !ok:

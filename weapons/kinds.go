@@ -10,6 +10,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/spread"
 )
 
 // Names of the built-in kinds.
@@ -189,6 +190,8 @@ type Env struct {
 	Events       *ecs.Events
 	Catalog      *Catalog
 	FriendlyFire bool
+	// SpreadSeed keys the room's spread sequences (package spread).
+	SpreadSeed uint64
 
 	common    generic.Map6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot]
 	commonIDs []ecs.ID
@@ -232,11 +235,12 @@ func (env *Env) Despawn(e ecs.Entity) {
 type Shot struct {
 	Def     *Definition
 	Weapon  uint16
-	Kind    uint8 // the kind's index, for ecs.LagCompensated
-	ID      uint32
+	Kind    uint8  // the kind's index, for ecs.LagCompensated
+	ID      uint32 // the shot's label: the client's shot counter, or the scenario's index
+	Seq     uint32 // the shot's index in its shooter's spread sequence
 	Shooter ecs.Entity
 	Team    uint8
-	Lag     float64   // the shooter's view lag, in ticks
+	Lag     float64   // the view lag the shot is granted, in ticks
 	Origin  geom.Vec3 // finite
 	Dir     geom.Vec3 // unit length
 	Feet    geom.Vec3 // the shooter's position (where a placeable is measured from)
@@ -247,7 +251,7 @@ type Shot struct {
 func (s *Shot) Common(now int64) (ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot) {
 	return ecs.LagCompensated{Kind: s.Kind, From: now, CatchUp: s.Def.Mode == ModeCatchUp && s.Def.Kind == KindProjectile},
 		ecs.Owner{Entity: s.Shooter}, ecs.Team{ID: s.Team}, ecs.ViewLag{Ticks: s.Lag}, ecs.ViewTime{Tick: now},
-		ecs.Shot{ID: s.ID, Weapon: s.Weapon, Fired: now}
+		ecs.Shot{ID: s.ID, Weapon: s.Weapon, Fired: now, Seq: s.Seq}
 }
 
 // NewShot creates the lag-compensated entity of a shot with the common
@@ -267,6 +271,11 @@ func (env *Env) NewShot(s *Shot, extra ...ecs.ID) ecs.Entity {
 func (env *Env) ShotOf(e ecs.Entity) (*ecs.LagCompensated, *ecs.Owner, *ecs.Team, *ecs.Shot) {
 	lc, o, t, _, _, sh := env.common.Get(e)
 	return lc, o, t, sh
+}
+
+// SpreadKey returns the key of a shot's pellets (package spread).
+func (env *Env) SpreadKey(shooter ecs.Entity, shot *ecs.Shot) uint64 {
+	return spread.Key(env.SpreadSeed, ecs.WireID(shooter), shot.Seq)
 }
 
 // FilterFor returns the query filter for a shot of owner and team under the

@@ -167,7 +167,9 @@ func TestPelletsAreDeterministic(t *testing.T) {
 		}
 		want := map[ecs.Entity]uint8{}
 		for p := range 8 {
-			d := spread.Dir(aim, 0.12, ecs.WireID(shooter), uint16(shot), p)
+			// A scripted shot's place in the sequence is its index; the
+			// scenario's seed is 0.
+			d := spread.Dir(aim, 0.12, spread.Key(0, ecs.WireID(shooter), shot), p)
 			best, who := math.Inf(1), ecs.Entity{}
 			for _, e := range targets {
 				c := hb.Capsule(a.tf.Get(e).Pos)

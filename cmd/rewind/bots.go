@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +15,7 @@ import (
 )
 
 func newBotsCmd(stdout, stderr io.Writer) *cobra.Command {
-	var addr, room string
+	var addr, room, certHex string
 	var n int
 	var duration time.Duration
 	var fc fleetConfig
@@ -35,6 +37,13 @@ or on Ctrl-C).`,
 				return &exitError{code: 2, msg: fmt.Sprintf("bots: -n: %d is outside 1..255", n)}
 			}
 			fc.room = room
+			if certHex != "" {
+				sum, err := hex.DecodeString(certHex)
+				if err != nil || len(sum) != sha256.Size {
+					return &exitError{code: 2, msg: "bots: --cert-sha256: want 64 hex digits (the server logs its cert_sha256 at start)"}
+				}
+				fc.certSHA256 = sum
+			}
 			f := &fleet{}
 			for range n {
 				f.addBot(addr, 0)
@@ -70,6 +79,8 @@ or on Ctrl-C).`,
 	cmd.Flags().IntVarP(&n, "n", "n", 12, "how many bots")
 	cmd.Flags().StringVar(&room, "room", "demo", "the room to join")
 	cmd.Flags().DurationVar(&duration, "duration", 0, "how long to play (0: until Ctrl-C)")
+	cmd.Flags().StringVar(&certHex, "cert-sha256", "", "pin the server's certificate: its SHA-256, hex (rewind serve logs it as cert_sha256)")
+	cmd.Flags().BoolVar(&fc.insecure, "insecure", false, "do not verify the server's certificate (development only)")
 	fc.flags(cmd.Flags(), nil, "seed of the bots' choices")
 	return cmd
 }

@@ -134,6 +134,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "rewind demo: %d bots, round trips %v–%v, jitter %v, loss %.0f%% each way, window %d ticks, %v\n",
 		dc.bots, dc.rttMin, dc.rttMax, dc.jitter, dc.loss*100, dc.window, dc.duration)
 	dc.fleet.room = "demo"
+	dc.fleet.certSHA256 = srv.CertSHA256()
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = f.connect(cctx, dc.fleet)
 	cancel()

@@ -63,6 +63,8 @@ func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp strin
 
 type fleetConfig struct {
 	room       string
+	certSHA256 []byte   // the server's certificate to pin; nil: verify against the system's roots
+	insecure   bool     // skip verifying the server (development)
 	classes    []string // assigned to the bots in turn; empty: the server's first class
 	aimError   float64
 	seed       uint64
@@ -78,9 +80,10 @@ func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
 		}
 		c, err := client.Dial(ctx, client.Config{
 			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
-			Input:       client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
-			Redundancy:  fc.redundancy,
-			InterpDelay: fc.interp,
+			Input:            client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
+			Redundancy:       fc.redundancy,
+			InterpDelay:      fc.interp,
+			ServerCertSHA256: fc.certSHA256, InsecureSkipVerify: fc.insecure,
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.name, err)
@@ -169,28 +172,31 @@ func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick 
 // view of each bot (by player id), for the inputs applied.
 func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tK/D\tkbit/s\t")
-	var sent, applied, shots, seen, dead, confirmed, seenConf, bytes uint64
+	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tno damage\tclamped\tK/D\tkbit/s\t")
+	var sent, applied, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes uint64
 	for _, b := range f.bots {
 		s := b.c.Stats()
 		set := "—"
 		if b.rtt > 0 {
 			set = b.rtt.Round(time.Millisecond).String()
 		}
-		app, pct := "—", "—"
+		app, pct, clamp := "—", "—", "—"
 		if p, ok := players[b.c.ID()]; ok {
 			app = fmt.Sprint(p.Applied)
 			pct = fmt.Sprintf("%.1f", 100*float64(p.Applied)/float64(max(s.Ticks, 1)))
+			clamp = fmt.Sprint(p.Clamped)
 			applied += p.Applied
+			clamped += p.Clamped
 		}
 		sc := "—"
 		if live := s.HitsSeen - s.HitsSeenAfterDeath; live > 0 {
 			sc = fmt.Sprintf("%.0f", 100*float64(s.SeenConfirmed)/float64(live))
 		}
 		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, b.c.Welcome().Class, set,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, b.c.Welcome().Class, set,
 			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
-			s.HitsConfirmed, sc, s.Kills, s.Deaths, kbps)
+			s.HitsConfirmed, sc, s.NoDamage, clamp, s.Kills, s.Deaths, kbps)
+		noDamage += s.NoDamage
 		dead += s.HitsSeenAfterDeath
 		sent += s.Ticks
 		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+s.HitsSeen, confirmed+s.HitsConfirmed, seenConf+s.SeenConfirmed, bytes+s.BytesIn
@@ -201,10 +207,14 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 		fmt.Fprintf(w, ", %d applied (%.1f%%)", applied, 100*float64(applied)/float64(max(sent, 1)))
 	}
 	fmt.Fprintf(w, "; %d shots, %d hits seen by the shooters, %d confirmed by the server", shots, seen, confirmed)
+	fmt.Fprintf(w, " (and %d registered on targets that took no damage: invulnerable or already dead)", noDamage)
 	if live := seen - dead; live > 0 {
 		fmt.Fprintf(w, ".\nOf the %d hits seen by live shooters, %.1f%% were confirmed on the same target by lag compensation;"+
 			" %d more were fired by bots the server had already killed (they learn it a round trip later, and the dead do not shoot)",
 			live, 100*float64(seenConf)/float64(live), dead)
+	}
+	if players != nil {
+		fmt.Fprintf(w, ".\nView lag: %d shots were resolved with less view lag than their shooter claimed (rewind_view_lag_clamped_total)", clamped)
 	}
 	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client.\n", float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)))
 }

@@ -142,7 +142,7 @@ func TestServesTheKind(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "storm", Name: "zed", Class: "stormcaller",
+	c, err := client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "storm", Name: "zed", Class: "stormcaller", ServerCertSHA256: srv.CertSHA256(),
 		Input: client.NewBot(client.BotConfig{})})
 	if err != nil {
 		t.Fatal(err)
