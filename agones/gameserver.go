@@ -1,0 +1,119 @@
+package agones
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// GameServer is the part of the Agones GameServer resource that the game
+// server uses, as the SDK server reports it.
+//
+// Labels and Annotations are nil when the GameServer has none, as is Ports.
+// Labels and annotations set through the SDK carry the prefix
+// "agones.dev/sdk-"; those of an allocation do not.
+type GameServer struct {
+	Name, Namespace     string
+	Labels, Annotations map[string]string
+
+	// State is the GameServer's state: "Scheduled", "RequestReady",
+	// "Ready", "Reserved", "Allocated", "Shutdown", "Unhealthy", …
+	State string
+
+	// Address is the address players connect to (the node's address).
+	Address string
+
+	// Ports are the ports players connect to on Address.
+	Ports []Port
+}
+
+// Port is a port of a GameServer: the name it has in the GameServer's spec
+// and the port players connect to.
+type Port struct {
+	Name string
+	Port int32
+}
+
+// The wire types decode the SDK's GameServer message as the gateway encodes
+// it: field names as in the .proto file (object_meta, not objectMeta), every
+// field present, int64 values as JSON strings. Fields the client does not use
+// are not declared, so they are skipped whatever their type.
+
+type wireGameServer struct {
+	ObjectMeta *wireObjectMeta `json:"object_meta"`
+	// ObjectMetaJSON accepts the lowerCamelCase name, which protobuf's JSON
+	// mapping also allows, should a gateway be configured to emit it.
+	ObjectMetaJSON *wireObjectMeta `json:"objectMeta"`
+	Status         *wireGSStatus   `json:"status"`
+}
+
+type wireObjectMeta struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+type wireGSStatus struct {
+	State   string     `json:"state"`
+	Address string     `json:"address"`
+	Ports   []wirePort `json:"ports"`
+}
+
+type wirePort struct {
+	Name string    `json:"name"`
+	Port flexInt32 `json:"port"`
+}
+
+// flexInt32 is an int32 that decodes from a JSON number or, as protobuf's
+// JSON mapping also allows, from a JSON string.
+type flexInt32 int32
+
+func (n *flexInt32) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	s := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return fmt.Errorf("int32 %s: %w", b, err)
+	}
+	*n = flexInt32(v)
+	return nil
+}
+
+// gameServer returns the GameServer w encodes.
+func (w *wireGameServer) gameServer() GameServer {
+	var gs GameServer
+	meta := w.ObjectMeta
+	if meta == nil {
+		meta = w.ObjectMetaJSON
+	}
+	if meta != nil {
+		gs.Name = meta.Name
+		gs.Namespace = meta.Namespace
+		gs.Labels = nonEmpty(meta.Labels)
+		gs.Annotations = nonEmpty(meta.Annotations)
+	}
+	if st := w.Status; st != nil {
+		gs.State = st.State
+		gs.Address = st.Address
+		for _, p := range st.Ports {
+			gs.Ports = append(gs.Ports, Port{Name: p.Name, Port: int32(p.Port)})
+		}
+	}
+	return gs
+}
+
+// nonEmpty returns m, or nil if m is empty.
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
