@@ -1,10 +1,13 @@
 package server
 
 import (
+	"crypto/ed25519"
 	"fmt"
 	"math"
 	"net"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,7 +15,6 @@ import (
 	"github.com/knadh/koanf/parsers/toml/v2"
 	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
-	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/v2"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -40,6 +43,9 @@ type Config struct {
 	// loses its seat: a connection that keeps QUIC alive but does not play
 	// frees its seat after this (close code 5).
 	InputTimeout time.Duration `koanf:"input_timeout"`
+	// DrainTimeout is how long a draining server (SIGTERM, an Agones
+	// shutdown) lets running matches finish before it closes them.
+	DrainTimeout time.Duration `koanf:"drain_timeout"`
 	TLS          TLSConfig     `koanf:"tls"`
 	LagComp      LagCompConfig `koanf:"lagcomp"`
 	Match        MatchConfig   `koanf:"match"`
@@ -50,9 +56,94 @@ type Config struct {
 	// Kinds are the weapon kinds the server knows: the built-ins when nil.
 	// A studio's own kinds are registered in code (docs/weapons.md), so this
 	// is not a file or flag setting.
-	Kinds *weapons.Registry `koanf:"-"`
-	Admin AdminConfig       `koanf:"admin"`
-	Log   LogConfig         `koanf:"log"`
+	Kinds   *weapons.Registry `koanf:"-"`
+	Auth    AuthConfig        `koanf:"auth"`
+	Limits  LimitsConfig      `koanf:"limits"`
+	Agones  AgonesConfig      `koanf:"agones"`
+	Results ResultsConfig     `koanf:"results"`
+	Admin   AdminConfig       `koanf:"admin"`
+	Pprof   PprofConfig       `koanf:"pprof"`
+	Log     LogConfig         `koanf:"log"`
+}
+
+// AuthConfig decides who may join: holders of connect tokens signed by the
+// matchmaker (docs/tokens.md), or, without keys, anybody (open development
+// mode).
+type AuthConfig struct {
+	// PublicKeys are PEM files of the matchmaker's Ed25519 public keys
+	// (rewind keygen); several for rotation. None (and no Keys): open
+	// development mode.
+	PublicKeys []string `koanf:"public_keys"`
+	// Keys are public keys given in code (the demo, tests), besides the
+	// files.
+	Keys []ed25519.PublicKey `koanf:"-"`
+	// ClockSkew is the tolerance on a token's times, MaxTokenLifetime the
+	// longest validity accepted, ReplayCache how many used nonces are
+	// remembered at most.
+	ClockSkew        time.Duration `koanf:"clock_skew"`
+	MaxTokenLifetime time.Duration `koanf:"max_token_lifetime"`
+	ReplayCache      int           `koanf:"replay_cache"`
+	// Rooms says who creates rooms: "token" (a valid token naming a room
+	// that does not exist creates it) or "operator" (only the admin API or
+	// an Agones allocation; tokens join existing rooms).
+	Rooms string `koanf:"rooms"`
+	// InsecureOpenMode allows open development mode (no keys) on a listen
+	// address other than loopback. Without it the server refuses to start
+	// open on a public address.
+	InsecureOpenMode bool `koanf:"insecure_open_mode"`
+}
+
+// Who creates rooms (AuthConfig.Rooms).
+const (
+	RoomsByToken    = "token"
+	RoomsByOperator = "operator"
+)
+
+// LimitsConfig caps what one source address may hold and do (package
+// limits).
+type LimitsConfig struct {
+	HandshakesPerSource int     `koanf:"handshakes_per_source"`
+	PlayersPerSource    int     `koanf:"players_per_source"`
+	JoinsPerSecond      float64 `koanf:"joins_per_second"`
+	JoinBurst           int     `koanf:"join_burst"`
+}
+
+// AgonesConfig integrates the server with Agones (docs/deploy.md).
+type AgonesConfig struct {
+	// Mode: "auto" uses Agones when AGONES_SDK_HTTP_PORT is set, "on"
+	// requires it, "off" ignores it.
+	Mode string `koanf:"mode"`
+	// SDKAddress is the SDK server's REST gateway, host:port; empty:
+	// localhost:$AGONES_SDK_HTTP_PORT.
+	SDKAddress string `koanf:"sdk_address"`
+	// FailOpen keeps the server running without Agones when the SDK server
+	// cannot be reached at start; otherwise it exits with the error.
+	FailOpen bool `koanf:"fail_open"`
+	// HealthPeriod is how often Health is sent while every room loop makes
+	// progress.
+	HealthPeriod time.Duration `koanf:"health_period"`
+	// MatchKey is the annotation (or label) of an allocation that names
+	// the match: its room is created for the allocated match.
+	MatchKey string `koanf:"match_key"`
+	// Players tracks players in Agones: "list" (the Lists API, list
+	// PlayersList), "alpha" (player tracking), "none".
+	Players     string `koanf:"players"`
+	PlayersList string `koanf:"players_list"`
+	// OneMatch shuts the GameServer down (Agones' Shutdown) once its
+	// allocated match has closed: one match per process.
+	OneMatch bool `koanf:"one_match"`
+}
+
+// ResultsConfig says where match results go.
+type ResultsConfig struct {
+	// File receives one JSON line per match that ends, synced before the
+	// process exits; empty: results are only logged.
+	File string `koanf:"file"`
+}
+
+// PprofConfig configures Go's profiler, on a listener of its own.
+type PprofConfig struct {
+	Listen string `koanf:"listen"` // empty: off
 }
 
 // TLSConfig names the certificate and key files; both empty means a
@@ -86,10 +177,16 @@ type MatchConfig struct {
 	Health            float64 `koanf:"health"`
 	RespawnTicks      int     `koanf:"respawn_ticks"`
 	InvulnerableTicks int     `koanf:"invulnerable_ticks"` // after a respawn
-	EyeHeight         float64 `koanf:"eye_height"`
-	Radius            float64 `koanf:"radius"` // player hitbox capsule
-	Height            float64 `koanf:"height"`
-	HeadHeight        float64 `koanf:"head_height"`
+	// Duration ends the match (close code 7) this long after its room
+	// opened; 0: the match goes on until everybody has left.
+	Duration time.Duration `koanf:"duration"`
+	// EmptyTimeout closes a room that has had no player for this long
+	// (also one the operator opened that nobody joined).
+	EmptyTimeout time.Duration `koanf:"empty_timeout"`
+	EyeHeight    float64       `koanf:"eye_height"`
+	Radius       float64       `koanf:"radius"` // player hitbox capsule
+	Height       float64       `koanf:"height"`
+	HeadHeight   float64       `koanf:"head_height"`
 }
 
 // ArenaConfig is the map: a square floor players cannot leave, their speed,
@@ -117,7 +214,8 @@ func (b Box) AABB() geom.AABB {
 	return geom.AABB{Min: geom.FromArray(b.Min), Max: geom.FromArray(b.Max)}
 }
 
-// AdminConfig configures the admin HTTP port (metrics and pprof).
+// AdminConfig configures the admin HTTP port: /metrics, /healthz, /readyz
+// and the rooms API (docs/running.md).
 type AdminConfig struct {
 	Listen string `koanf:"listen"` // empty: no admin port
 }
@@ -141,16 +239,22 @@ func DefaultConfig() Config {
 		IdleTimeout:     10 * time.Second,
 		MaxDatagramRate: 300,
 		InputTimeout:    10 * time.Second,
+		DrainTimeout:    time.Minute,
 		LagComp: LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4,
 			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
-			Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
+			Radius: 0.4, Height: 1.8, HeadHeight: 0.3, EmptyTimeout: 30 * time.Second},
 		Arena: ArenaConfig{Size: 60, Speed: 6, Boxes: []Box{
 			{Min: [3]float64{-12, 0, -12}, Max: [3]float64{-10, 3, -10}},
 			{Min: [3]float64{10, 0, -12}, Max: [3]float64{12, 3, -10}},
 			{Min: [3]float64{-12, 0, 10}, Max: [3]float64{-10, 3, 12}},
 			{Min: [3]float64{10, 0, 10}, Max: [3]float64{12, 3, 12}},
 		}},
+		Auth: AuthConfig{PublicKeys: []string{}, ClockSkew: 30 * time.Second, MaxTokenLifetime: time.Hour,
+			ReplayCache: 65536, Rooms: RoomsByToken},
+		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, JoinsPerSecond: 5, JoinBurst: 20},
+		Agones: AgonesConfig{Mode: "auto", HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
+			Players: "list", PlayersList: "players", OneMatch: true},
 		Admin: AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:   LogConfig{Level: "info", Format: "auto"},
 	}
@@ -172,6 +276,12 @@ var FlagKeys = map[string]string{
 	"tls-cert":      "tls.cert",
 	"tls-key":       "tls.key",
 	"weapons":       "weapons_file",
+	"public-key":    "auth.public_keys",
+	"insecure-open": "auth.insecure_open_mode",
+	"results":       "results.file",
+	"pprof":         "pprof.listen",
+	"drain-timeout": "drain_timeout",
+	"max-unlag":     "lagcomp.max_unlag",
 }
 
 // EnvPrefix starts the environment variables that override config keys:
@@ -182,13 +292,16 @@ const EnvPrefix = "REWIND_"
 // LoadConfig builds the configuration from the defaults, then the file at
 // path (TOML or YAML by extension; none if empty), then the REWIND_*
 // variables of environ, then the flags of fs that were set (named in
-// FlagKeys; --no-buckets negates). Unknown keys are errors, and every error
-// names the key. The weapons file is read and checked by New (or Validate),
-// after the program has had a chance to set Kinds.
-func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, error) {
+// FlagKeys; --no-buckets negates). A key of the wrong type, an unknown key in
+// the file and a bad value are errors naming the key; a REWIND_* variable
+// that is not a config key (Kubernetes sets REWIND_PORT for a Service named
+// rewind) is a warning. The weapons file is read and checked by New (or
+// Validate), after the program has had a chance to set Kinds.
+func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, []string, error) {
+	defaults := defaultMap()
 	k := koanf.New(".")
-	if err := k.Load(confmap.Provider(defaultMap(), "."), nil); err != nil {
-		return Config{}, fmt.Errorf("config: defaults: %w", err)
+	if err := k.Load(confmap.Provider(defaults, "."), nil); err != nil {
+		return Config{}, nil, fmt.Errorf("config: defaults: %w", err)
 	}
 	known := map[string]bool{}
 	for _, key := range k.Keys() {
@@ -202,36 +315,25 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, error
 		case ".yaml", ".yml":
 			parser = yaml.Parser()
 		default:
-			return Config{}, fmt.Errorf("config: %s: unknown format (use .toml, .yaml or .yml)", path)
+			return Config{}, nil, fmt.Errorf("config: %s: unknown format (use .toml, .yaml or .yml)", path)
 		}
 		fk := koanf.New(".")
 		if err := fk.Load(file.Provider(path), parser); err != nil {
-			return Config{}, fmt.Errorf("config: %s: %w", path, err)
+			return Config{}, nil, fmt.Errorf("config: %s: %w", path, err)
 		}
 		if err := unknownKeys(fk, known, path); err != nil {
-			return Config{}, err
+			return Config{}, nil, err
 		}
 		if err := k.Merge(fk); err != nil {
-			return Config{}, fmt.Errorf("config: %s: %w", path, err)
+			return Config{}, nil, fmt.Errorf("config: %s: %w", path, err)
 		}
 	}
-	ek := koanf.New(".")
-	err := ek.Load(env.Provider(".", env.Opt{
-		Prefix:      EnvPrefix,
-		EnvironFunc: func() []string { return environ },
-		TransformFunc: func(key, v string) (string, any) {
-			key = strings.ToLower(strings.TrimPrefix(key, EnvPrefix))
-			return strings.ReplaceAll(key, "__", "."), v
-		},
-	}), nil)
+	fromEnv, warnings, err := environment(environ, defaults)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: environment: %w", err)
+		return Config{}, nil, err
 	}
-	if err := unknownKeys(ek, known, "environment"); err != nil {
-		return Config{}, err
-	}
-	if err := k.Merge(ek); err != nil {
-		return Config{}, fmt.Errorf("config: environment: %w", err)
+	if err := k.Load(confmap.Provider(fromEnv, "."), nil); err != nil {
+		return Config{}, nil, fmt.Errorf("config: environment: %w", err)
 	}
 	if fs != nil {
 		err := k.Load(posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
@@ -247,23 +349,126 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, error
 			return key, v
 		}), nil)
 		if err != nil {
-			return Config{}, fmt.Errorf("config: flags: %w", err)
+			return Config{}, nil, fmt.Errorf("config: flags: %w", err)
 		}
 	}
 	cfg := Config{}
 	err = k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
-		DecodeHook:       mapstructure.ComposeDecodeHookFunc(mapstructure.StringToTimeDurationHookFunc()),
-		WeaklyTypedInput: true, // environment variables are strings
-		Result:           &cfg,
-		TagName:          "koanf",
-		ErrorUnused:      true,
+		DecodeHook:  strictTypes,
+		Result:      &cfg,
+		TagName:     "koanf",
+		ErrorUnused: true,
 	}})
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %s", oneLine(err))
+		return Config{}, nil, fmt.Errorf("config: %s", oneLine(err))
 	}
 	// The weapons file waits for New: a program may still register kinds of
 	// its own in cfg.Kinds.
-	return cfg, cfg.validate(false)
+	return cfg, warnings, cfg.validate(false)
+}
+
+// environment reads the REWIND_* variables of environ into config keys,
+// each parsed as the type of its default (a number for a number, a list
+// split at commas for a list). A variable that names no key is a warning,
+// not an error: platforms set variables of their own with the prefix.
+func environment(environ []string, defaults map[string]any) (map[string]any, []string, error) {
+	out := map[string]any{}
+	var warnings []string
+	for _, kv := range environ {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__", ".")
+		def, known := defaults[key]
+		if !known {
+			warnings = append(warnings, fmt.Sprintf("config: environment: %s is not a config key (ignored)", name))
+			continue
+		}
+		bad := func(what string) error {
+			return fmt.Errorf("config: environment: %s (%s): %q is not %s", name, key, v, what)
+		}
+		switch def.(type) {
+		case int:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, nil, bad("an integer")
+			}
+			out[key] = n
+		case float64:
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, nil, bad("a number")
+			}
+			out[key] = f
+		case bool:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, nil, bad("true or false")
+			}
+			out[key] = b
+		case []string:
+			list := []string{}
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					list = append(list, item)
+				}
+			}
+			out[key] = list
+		case string:
+			out[key] = v
+		default:
+			return nil, nil, fmt.Errorf("config: environment: %s: %s is set in a file, not the environment", name, key)
+		}
+	}
+	return out, warnings, nil
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// strictTypes converts what the decoder would otherwise get wrong quietly:
+// a duration must be a string like "10s" (a bare number would be
+// nanoseconds), and an integer key takes only whole numbers (30.9 must not
+// run as 30).
+func strictTypes(from, to reflect.Type, data any) (any, error) {
+	if to == durationType {
+		switch v := data.(type) {
+		case string:
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not a duration such as \"10s\"", v)
+			}
+			return d, nil
+		case time.Duration:
+			return v, nil
+		}
+		return nil, fmt.Errorf("%v is not a duration such as \"10s\" (a quoted string)", data)
+	}
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		switch from.Kind() {
+		case reflect.Float32, reflect.Float64:
+			if f := reflect.ValueOf(data).Float(); f != math.Trunc(f) {
+				return nil, fmt.Errorf("%v is not a whole number", f)
+			}
+		case reflect.String, reflect.Bool:
+			return nil, fmt.Errorf("%q is not a whole number", fmt.Sprint(data))
+		}
+	case reflect.Float32, reflect.Float64:
+		if k := from.Kind(); k == reflect.String || k == reflect.Bool {
+			return nil, fmt.Errorf("%q is not a number", fmt.Sprint(data))
+		}
+	case reflect.Bool:
+		if from.Kind() != reflect.Bool {
+			return nil, fmt.Errorf("%v is not true or false", data)
+		}
+	case reflect.String:
+		if from.Kind() != reflect.String {
+			return nil, fmt.Errorf("%v is not a string (quote it)", data)
+		}
+	}
+	return data, nil
 }
 
 // oneLine flattens the decoder's multi-line report into one line that still
@@ -295,31 +500,59 @@ func topOf(key string) string {
 	return key
 }
 
-// defaultMap is DefaultConfig as a koanf map; lists of tables (weapons,
-// arena boxes) are whole values that a file replaces.
-func defaultMap() map[string]any {
-	d := DefaultConfig()
-	boxes := make([]any, len(d.Arena.Boxes))
-	for i, b := range d.Arena.Boxes {
+// defaultMap is DefaultConfig as a koanf map.
+func defaultMap() map[string]any { d := DefaultConfig(); return configMap(&d) }
+
+// configMap is a configuration as a koanf map, by key; lists of tables
+// (arena boxes) are whole values that a file replaces.
+func configMap(c *Config) map[string]any {
+	boxes := make([]any, len(c.Arena.Boxes))
+	for i, b := range c.Arena.Boxes {
 		boxes[i] = map[string]any{"min": b.Min[:], "max": b.Max[:]}
 	}
 	return map[string]any{
-		"listen": d.Listen, "tick_rate": d.TickRate, "snapshot_rate": d.SnapshotRate, "max_rooms": d.MaxRooms,
-		"max_players": d.MaxPlayers, "idle_timeout": d.IdleTimeout.String(), "max_datagram_rate": d.MaxDatagramRate,
-		"input_timeout": d.InputTimeout.String(),
-		"tls.cert":      d.TLS.Cert, "tls.key": d.TLS.Key,
-		"lagcomp.window_ticks": d.LagComp.WindowTicks, "lagcomp.view_resolution": d.LagComp.ViewResolution,
-		"lagcomp.bucketing": d.LagComp.Bucketing, "lagcomp.cell_size": d.LagComp.CellSize,
-		"lagcomp.max_unlag": d.LagComp.MaxUnlag.String(), "lagcomp.view_lag_tolerance": d.LagComp.ViewLagTolerance.String(),
-		"lagcomp.max_interp_delay": d.LagComp.MaxInterpDelay.String(),
-		"match.friendly_fire":      d.Match.FriendlyFire, "match.health": d.Match.Health, "match.respawn_ticks": d.Match.RespawnTicks,
-		"match.invulnerable_ticks": d.Match.InvulnerableTicks,
-		"match.eye_height":         d.Match.EyeHeight, "match.radius": d.Match.Radius, "match.height": d.Match.Height,
-		"match.head_height": d.Match.HeadHeight,
-		"arena.size":        d.Arena.Size, "arena.speed": d.Arena.Speed, "arena.boxes": boxes,
-		"weapons_file": d.WeaponsFile,
-		"admin.listen": d.Admin.Listen, "log.level": d.Log.Level, "log.format": d.Log.Format,
+		"listen": c.Listen, "tick_rate": c.TickRate, "snapshot_rate": c.SnapshotRate, "max_rooms": c.MaxRooms,
+		"max_players": c.MaxPlayers, "idle_timeout": c.IdleTimeout.String(), "max_datagram_rate": c.MaxDatagramRate,
+		"input_timeout": c.InputTimeout.String(), "drain_timeout": c.DrainTimeout.String(),
+		"tls.cert": c.TLS.Cert, "tls.key": c.TLS.Key,
+		"lagcomp.window_ticks": c.LagComp.WindowTicks, "lagcomp.view_resolution": c.LagComp.ViewResolution,
+		"lagcomp.bucketing": c.LagComp.Bucketing, "lagcomp.cell_size": c.LagComp.CellSize,
+		"lagcomp.max_unlag": c.LagComp.MaxUnlag.String(), "lagcomp.view_lag_tolerance": c.LagComp.ViewLagTolerance.String(),
+		"lagcomp.max_interp_delay": c.LagComp.MaxInterpDelay.String(),
+		"match.friendly_fire":      c.Match.FriendlyFire, "match.health": c.Match.Health, "match.respawn_ticks": c.Match.RespawnTicks,
+		"match.invulnerable_ticks": c.Match.InvulnerableTicks, "match.duration": c.Match.Duration.String(),
+		"match.empty_timeout": c.Match.EmptyTimeout.String(),
+		"match.eye_height":    c.Match.EyeHeight, "match.radius": c.Match.Radius, "match.height": c.Match.Height,
+		"match.head_height": c.Match.HeadHeight,
+		"arena.size":        c.Arena.Size, "arena.speed": c.Arena.Speed, "arena.boxes": boxes,
+		"weapons_file":     c.WeaponsFile,
+		"auth.public_keys": append([]string{}, c.Auth.PublicKeys...), "auth.clock_skew": c.Auth.ClockSkew.String(),
+		"auth.max_token_lifetime": c.Auth.MaxTokenLifetime.String(), "auth.replay_cache": c.Auth.ReplayCache,
+		"auth.rooms": c.Auth.Rooms, "auth.insecure_open_mode": c.Auth.InsecureOpenMode,
+		"limits.handshakes_per_source": c.Limits.HandshakesPerSource, "limits.players_per_source": c.Limits.PlayersPerSource,
+		"limits.joins_per_second": c.Limits.JoinsPerSecond, "limits.join_burst": c.Limits.JoinBurst,
+		"agones.mode": c.Agones.Mode, "agones.sdk_address": c.Agones.SDKAddress, "agones.fail_open": c.Agones.FailOpen,
+		"agones.health_period": c.Agones.HealthPeriod.String(), "agones.match_key": c.Agones.MatchKey,
+		"agones.players": c.Agones.Players, "agones.players_list": c.Agones.PlayersList, "agones.one_match": c.Agones.OneMatch,
+		"results.file": c.Results.File,
+		"admin.listen": c.Admin.Listen, "pprof.listen": c.Pprof.Listen,
+		"log.level": c.Log.Level, "log.format": c.Log.Format,
 	}
+}
+
+// TOML returns the configuration as a TOML file (rewind serve
+// --print-config): every key, with its effective value. Keys and kinds
+// given in code are not part of a file and are left out.
+func (c *Config) TOML() ([]byte, error) {
+	k := koanf.New(".")
+	if err := k.Load(confmap.Provider(configMap(c), "."), nil); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	b, err := k.Marshal(toml.Parser())
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return b, nil
 }
 
 // Validate reports the first invalid field, by its config key, the weapons
@@ -352,6 +585,15 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("tls", "cert and key go together")
 	case c.InputTimeout < time.Second:
 		return bad("input_timeout", "%v is below 1s", c.InputTimeout)
+	case c.DrainTimeout < 0:
+		return bad("drain_timeout", "%v is negative", c.DrainTimeout)
+	case c.Match.Duration < 0:
+		return bad("match.duration", "%v is negative", c.Match.Duration)
+	case c.Match.EmptyTimeout < 0:
+		return bad("match.empty_timeout", "%v is negative", c.Match.EmptyTimeout)
+	}
+	if err := c.validateHosting(); err != nil {
+		return err
 	}
 	lc := &c.LagComp
 	window := time.Duration(lc.WindowTicks) * time.Second / time.Duration(c.TickRate)
@@ -436,4 +678,85 @@ func (c *Config) registry() *weapons.Registry {
 		return c.Kinds
 	}
 	return weapons.NewRegistry()
+}
+
+// validateHosting checks the admission, Agones, results and listener keys.
+func (c *Config) validateHosting() error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("config: %s: %s", key, fmt.Sprintf(format, args...))
+	}
+	a := c.Auth
+	switch {
+	case a.ClockSkew < 0 || a.ClockSkew > time.Hour:
+		return bad("auth.clock_skew", "%v is outside 0..1h", a.ClockSkew)
+	case a.MaxTokenLifetime < time.Second:
+		return bad("auth.max_token_lifetime", "%v is below 1s", a.MaxTokenLifetime)
+	case a.ReplayCache < 1:
+		return bad("auth.replay_cache", "%d is below 1", a.ReplayCache)
+	case a.Rooms != RoomsByToken && a.Rooms != RoomsByOperator:
+		return bad("auth.rooms", "%q is not %q or %q", a.Rooms, RoomsByToken, RoomsByOperator)
+	}
+	for i, p := range a.PublicKeys {
+		if p == "" {
+			return bad(fmt.Sprintf("auth.public_keys[%d]", i), "an empty path")
+		}
+	}
+	if c.Open() && !a.InsecureOpenMode && !loopback(c.Listen) {
+		return bad("auth", "no public_keys: open development mode (anyone joins any room) is refused on %s, "+
+			"a non-loopback address; configure the matchmaker's keys, or set auth.insecure_open_mode = true", c.Listen)
+	}
+	if err := c.LimitsConfig().Validate(); err != nil {
+		return fmt.Errorf("config: limits.%w", err)
+	}
+	g := c.Agones
+	switch {
+	case g.Mode != "auto" && g.Mode != "on" && g.Mode != "off":
+		return bad("agones.mode", "%q is not auto, on or off", g.Mode)
+	case g.HealthPeriod < 100*time.Millisecond:
+		return bad("agones.health_period", "%v is below 100ms", g.HealthPeriod)
+	case g.Players != "list" && g.Players != "alpha" && g.Players != "none":
+		return bad("agones.players", "%q is not list, alpha or none", g.Players)
+	case g.Players == "list" && g.PlayersList == "":
+		return bad("agones.players_list", "empty, with agones.players = list")
+	case g.MatchKey == "":
+		return bad("agones.match_key", "empty")
+	}
+	if g.SDKAddress != "" {
+		if _, _, err := net.SplitHostPort(g.SDKAddress); err != nil {
+			return bad("agones.sdk_address", "%q is not host:port", g.SDKAddress)
+		}
+	}
+	for key, addr := range map[string]string{"admin.listen": c.Admin.Listen, "pprof.listen": c.Pprof.Listen} {
+		if addr == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return bad(key, "%q is not host:port", addr)
+		}
+	}
+	return nil
+}
+
+// Open reports whether the server runs in open development mode: no
+// matchmaker keys, so anyone who reaches it joins any room.
+func (c *Config) Open() bool { return len(c.Auth.PublicKeys) == 0 && len(c.Auth.Keys) == 0 }
+
+// LimitsConfig returns the per-source caps as a limits.Config.
+func (c *Config) LimitsConfig() limits.Config {
+	return limits.Config{Handshakes: c.Limits.HandshakesPerSource, Players: c.Limits.PlayersPerSource,
+		JoinRate: c.Limits.JoinsPerSecond, JoinBurst: c.Limits.JoinBurst}
+}
+
+// loopback reports whether a listen address is a loopback one (localhost,
+// 127.0.0.0/8, ::1).
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
@@ -37,7 +38,7 @@ func flags(t *testing.T, args ...string) *pflag.FlagSet {
 }
 
 func TestDefaultsAreValid(t *testing.T) {
-	cfg, err := LoadConfig("", nil, nil)
+	cfg, _, err := LoadConfig("", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +62,11 @@ view_resolution = 4
 [match]
 friendly_fire = true
 `)
-	cfg, err := LoadConfig(toml, []string{"REWIND_LAGCOMP__WINDOW_TICKS=8", "REWIND_MAX_PLAYERS=4", "HOME=/root"},
+	cfg, warnings, err := LoadConfig(toml, []string{"REWIND_LAGCOMP__WINDOW_TICKS=8", "REWIND_MAX_PLAYERS=4", "HOME=/root"},
 		flags(t, "--window", "5", "--no-buckets"))
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q", warnings)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,7 @@ friendly_fire = true
 
 func TestConfigYAML(t *testing.T) {
 	y := writeConfig(t, "rewind.yaml", "tick_rate: 60\nsnapshot_rate: 20\nlagcomp:\n  window_ticks: 40\narena:\n  size: 80\n  boxes:\n    - {min: [0, 0, 0], max: [1, 2, 1]}\n")
-	cfg, err := LoadConfig(y, nil, nil)
+	cfg, _, err := LoadConfig(y, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +107,19 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 	}{
 		{"unknown key", "c.toml", "[lagcomp]\nwindow = 3\n", nil, `unknown key "lagcomp.window"`},
 		{"unknown top-level key", "c.toml", "tickrate = 3\n", nil, `unknown key "tickrate"`},
-		{"unknown env key", "", "", []string{"REWIND_TICKRATE=3"}, `config: environment: unknown key "tickrate"`},
 		{"wrong type", "c.toml", "tick_rate = \"fast\"\n", nil, "tick_rate"},
+		{"fraction for an integer", "c.toml", "tick_rate = 30.9\n", nil, "tick_rate"},
+		{"number for a duration", "c.toml", "idle_timeout = 10\n", nil, "idle_timeout"},
+		{"string for a bool", "c.toml", "[match]\nfriendly_fire = \"yes\"\n", nil, "match.friendly_fire"},
+		{"quoted number in YAML", "c.yaml", "tick_rate: \"30\"\n", nil, "tick_rate"},
+		{"number for a string", "c.toml", "listen = 4433\n", nil, "listen"},
+		{"env bool", "", "", []string{"REWIND_MATCH__FRIENDLY_FIRE=sure"}, "REWIND_MATCH__FRIENDLY_FIRE"},
+		{"env list of tables", "", "", []string{"REWIND_ARENA__BOXES=[]"}, "arena.boxes is set in a file"},
+		{"open mode in public", "c.toml", "listen = \"0.0.0.0:4433\"\n", nil, "config: auth: no public_keys: open development mode"},
+		{"rooms", "c.toml", "[auth]\nrooms = \"anyone\"\n", nil, "config: auth.rooms"},
+		{"agones mode", "c.toml", "[agones]\nmode = \"maybe\"\n", nil, "config: agones.mode"},
+		{"limits", "c.toml", "[limits]\nplayers_per_source = 0\n", nil, "config: limits.players_per_source: 0 is below 1"},
+		{"max unlag", "c.toml", "[lagcomp]\nmax_unlag = \"2s\"\n", nil, "config: lagcomp.max_unlag: 2s is outside 0..the window"},
 		{"bad TOML", "c.toml", "tick_rate = \n", nil, "c.toml"},
 		{"unknown format", "c.ini", "x=1\n", nil, "unknown format"},
 		{"missing file", "", "", nil, ""},
@@ -126,7 +141,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 				path = "/nonexistent/rewind.toml"
 				tt.want = "/nonexistent/rewind.toml"
 			}
-			_, err := LoadConfig(path, tt.env, nil)
+			_, _, err := LoadConfig(path, tt.env, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
@@ -139,7 +154,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 
 func TestFlagsOnlyWhenSet(t *testing.T) {
 	toml := writeConfig(t, "c.toml", "tick_rate = 40\nsnapshot_rate = 20\n")
-	cfg, err := LoadConfig(toml, nil, flags(t)) // --tick-rate not given: the file wins over its default
+	cfg, _, err := LoadConfig(toml, nil, flags(t)) // --tick-rate not given: the file wins over its default
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +166,7 @@ func TestFlagsOnlyWhenSet(t *testing.T) {
 // examples/rewind.toml documents every key at its default: loading it must
 // give exactly the defaults.
 func TestExampleConfigIsTheDefaults(t *testing.T) {
-	cfg, err := LoadConfig("../examples/rewind.toml", nil, nil)
+	cfg, _, err := LoadConfig("../examples/rewind.toml", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +178,7 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 func TestWeaponsFile(t *testing.T) {
 	w := writeConfig(t, "weapons.toml", "[[weapons]]\nname = \"railgun\"\nkind = \"hitscan\"\nrange = 300.0\ndamage = 90.0\n")
 	c := writeConfig(t, "c.toml", "weapons_file = \""+w+"\"\n")
-	cfg, err := LoadConfig(c, nil, nil)
+	cfg, _, err := LoadConfig(c, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +188,7 @@ func TestWeaponsFile(t *testing.T) {
 	}
 	bad := writeConfig(t, "weapons.toml", "[[weapons]]\nname = \"rocket\"\nkind = \"projectile\"\nradius = 0.1\nlifetime_ticks = 3\n")
 	c = writeConfig(t, "c.toml", "weapons_file = \""+bad+"\"\n")
-	cfg, err = LoadConfig(c, nil, nil)
+	cfg, _, err = LoadConfig(c, nil, nil)
 	if err != nil {
 		t.Fatal(err) // the weapons file is New's to check
 	}
@@ -227,5 +242,100 @@ func TestBeyondTheWire(t *testing.T) {
 	cfg.Arena.Boxes = boxes[:1000] // about 48 kB of Welcome: fits
 	if _, err := New(cfg, zerolog.Nop()); err != nil {
 		t.Errorf("1000 boxes: %v", err)
+	}
+}
+
+// A REWIND_* variable that is no config key (Kubernetes sets REWIND_PORT
+// and friends for a Service named rewind) is a warning, not an error; one
+// that is a key is parsed as its type.
+func TestStrayEnvironmentIsAWarning(t *testing.T) {
+	cfg, warnings, err := LoadConfig("", []string{"REWIND_PORT=udp://10.0.0.7:4433", "REWIND_SERVICE_HOST=10.0.0.7",
+		"REWIND_TICK_RATE=30", "REWIND_SNAPSHOT_RATE=15", "REWIND_AUTH__PUBLIC_KEYS=a.pub, b.pub", "REWIND_LIMITS__JOINS_PER_SECOND=2.5"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"config: environment: REWIND_PORT is not a config key (ignored)", "config: environment: REWIND_SERVICE_HOST is not a config key (ignored)"}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Errorf("warnings %q, want %q", warnings, want)
+	}
+	if cfg.TickRate != 30 || cfg.SnapshotRate != 15 || !reflect.DeepEqual(cfg.Auth.PublicKeys, []string{"a.pub", "b.pub"}) || cfg.Limits.JoinsPerSecond != 2.5 {
+		t.Errorf("tick_rate %d, snapshot_rate %d, public_keys %q, joins_per_second %v", cfg.TickRate, cfg.SnapshotRate, cfg.Auth.PublicKeys, cfg.Limits.JoinsPerSecond)
+	}
+}
+
+// A whole number written as a float is that integer; a duration is a string.
+func TestWholeFloatsAndDurations(t *testing.T) {
+	c := writeConfig(t, "c.toml", "tick_rate = 30.0\nsnapshot_rate = 30\ndrain_timeout = \"5m\"\n[match]\nduration = \"10m\"\n")
+	cfg, _, err := LoadConfig(c, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TickRate != 30 || cfg.DrainTimeout != 5*time.Minute || cfg.Match.Duration != 10*time.Minute {
+		t.Errorf("%d %v %v", cfg.TickRate, cfg.DrainTimeout, cfg.Match.Duration)
+	}
+}
+
+// --print-config prints every key at its effective value: loading what it
+// prints gives the same configuration.
+func TestPrintedConfigLoadsBack(t *testing.T) {
+	c := writeConfig(t, "c.toml", "tick_rate = 40\nsnapshot_rate = 20\n[lagcomp]\nmax_unlag = \"500ms\"\n[auth]\npublic_keys = [\"k.pub\"]\nrooms = \"operator\"\n[results]\nfile = \"r.jsonl\"\n")
+	cfg, _, err := LoadConfig(c, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cfg.TOML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := LoadConfig(writeConfig(t, "printed.toml", string(out)), nil, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(again, cfg) {
+		t.Errorf("printed and loaded back:\n%+v\nwant\n%+v\n%s", again, cfg, out)
+	}
+	for _, key := range []string{"max_unlag = '500ms'", "rooms = 'operator'", "[agones]", "drain_timeout"} {
+		if !strings.Contains(string(out), key) {
+			t.Errorf("the printed config lacks %q:\n%s", key, out)
+		}
+	}
+}
+
+// Open development mode on a public address is refused unless the operator
+// opts in by name; with keys it is not open at all.
+func TestOpenModeOnAPublicAddress(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Listen = "0.0.0.0:4433"
+	if err := cfg.validate(false); err == nil || !strings.Contains(err.Error(), "insecure_open_mode") {
+		t.Errorf("open on 0.0.0.0: %v", err)
+	}
+	cfg.Auth.InsecureOpenMode = true
+	if err := cfg.validate(false); err != nil {
+		t.Errorf("opted in: %v", err)
+	}
+	cfg.Auth.InsecureOpenMode = false
+	cfg.Auth.PublicKeys = []string{"matchmaker.pub"}
+	if err := cfg.validate(false); err != nil || cfg.Open() {
+		t.Errorf("with keys: %v, open %v", err, cfg.Open())
+	}
+	for _, addr := range []string{"127.0.0.1:4433", "[::1]:4433", "localhost:4433"} {
+		c := DefaultConfig()
+		c.Listen = addr
+		if err := c.validate(false); err != nil {
+			t.Errorf("%s: %v", addr, err)
+		}
+	}
+}
+
+func TestMissingPublicKeyNamesTheKey(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Auth.PublicKeys = []string{"/nonexistent/matchmaker.pub"}
+	if _, err := New(cfg, zerolog.Nop()); err == nil || !strings.Contains(err.Error(), "config: auth.public_keys[0]:") || !strings.Contains(err.Error(), "/nonexistent/matchmaker.pub") {
+		t.Errorf("got %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Results.File = "/nonexistent/dir/results.jsonl"
+	if _, err := New(cfg, zerolog.Nop()); err == nil || !strings.HasPrefix(err.Error(), "config: results.file:") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -18,8 +18,20 @@ func logLevel(s string) (zerolog.Level, error) {
 	return l, nil
 }
 
+// TimeFormat is the logs' timestamp: UTC, to the millisecond.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// msTime stamps every log line with the time to the millisecond (zerolog's
+// own Timestamp would need its package-wide format changed).
+type msTime struct{}
+
+func (msTime) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
+	e.Str(zerolog.TimestampFieldName, time.Now().UTC().Format(TimeFormat))
+}
+
 // NewLogger returns the logger the config asks for, writing to w: JSON, or a
 // human console format, or (auto) the console format when w is a terminal.
+// Every line carries its time to the millisecond.
 func NewLogger(c LogConfig, w io.Writer) (zerolog.Logger, error) {
 	level, err := logLevel(c.Level)
 	if err != nil {
@@ -32,7 +44,7 @@ func NewLogger(c LogConfig, w io.Writer) (zerolog.Logger, error) {
 		}
 	}
 	if console {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger(), nil
+	return zerolog.New(w).Level(level).Hook(msTime{}), nil
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/systems"
 )
@@ -32,14 +33,18 @@ type metrics struct {
 	dgOut         prometheus.Counter            // snapshots sent
 	dropped       map[string]prometheus.Counter // datagrams dropped, by reason
 	inputs        [5]prometheus.Counter         // inputs by verdict
-	rejected      *prometheus.CounterVec        // joins refused, by reason
+	rejected      map[uint8]prometheus.Counter  // joins refused, by protocol reject code
 	shotsRejected map[ecs.RejectReason]prometheus.Counter
+	matches       [5]prometheus.Counter // matches ended, by endReason
+	clientRTT     prometheus.Histogram
+	clientLoss    prometheus.Histogram
 }
 
 // Why the server disconnects a player.
 const (
-	kickIdle = "idle" // no input for input_timeout
-	kickSlow = "slow" // its control stream was not read
+	kickIdle     = "idle"     // no input for input_timeout
+	kickSlow     = "slow"     // its control stream was not read
+	kickReplaced = "replaced" // the same user joined again
 )
 
 // Drop reasons besides protocol.Reason's.
@@ -51,7 +56,7 @@ const (
 	dropWrongType = "direction"  // a server-to-client type sent by a client
 )
 
-func newMetrics() *metrics {
+func newMetrics(build buildinfo.Info) *metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
@@ -75,7 +80,7 @@ func newMetrics() *metrics {
 	hits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_hits_total",
 		Help: "Hits lag compensation registered, by outcome: damage, or why none was dealt (invulnerable, dead, zero)."}, []string{"outcome"})
 	kicked := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_players_kicked_total",
-		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), slow (control stream not read)."}, []string{"reason"})
+		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), slow (control stream not read), replaced (the same user joined again)."}, []string{"reason"})
 	m.snapshotBytes = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_snapshot_bytes",
 		Help: "Size of snapshot datagrams.", Buckets: prometheus.LinearBuckets(50, 100, 12)})).(prometheus.Histogram)
 	m.bytesOut = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_snapshot_bytes_total",
@@ -87,10 +92,30 @@ func newMetrics() *metrics {
 	drop := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_datagrams_dropped_total", Help: "Datagrams dropped, by reason."}, []string{"reason"})
 	inputs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_inputs_total",
 		Help: "Inputs received, by what the room did with them."}, []string{"verdict"})
-	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total", Help: "Joins refused, by reason."}, []string{"reason"})
+	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total",
+		Help: "Joins and connections refused, by reason (the reject codes of docs/protocol.md)."}, []string{"reason"})
+	matches := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_matches_total",
+		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown."}, []string{"reason"})
+	m.clientRTT = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_rtt_seconds",
+		Help:    "Clients' round trips as QUIC measures them (smoothed), sampled once a second per client.",
+		Buckets: []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5}})).(prometheus.Histogram)
+	m.clientLoss = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_loss_ratio",
+		Help:    "Share of the server's packets to a client that QUIC declared lost, per second per client.",
+		Buckets: []float64{0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}})).(prometheus.Histogram)
+	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rewind_build_info",
+		Help: "The binary: its version, VCS revision, Go version and wire protocol version (always 1)."},
+		[]string{"version", "revision", "goversion", "protocol"})
+	buildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion, build.Protocol).Set(1)
 	shots := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_shots_rejected_total",
 		Help: "Shots the weapon rules refused (a client firing faster than allowed, without ammo, while reloading, or a weapon it does not carry), by reason."}, []string{"reason"})
-	reg.MustRegister(in, out, drop, inputs, m.rejected, shots, clamped, hits, kicked)
+	reg.MustRegister(in, out, drop, inputs, rejected, shots, clamped, hits, kicked, matches, buildInfo)
+	m.rejected = map[uint8]prometheus.Counter{}
+	for _, code := range protocol.RejectCodes {
+		m.rejected[code] = rejected.WithLabelValues(protocol.RejectLabel(code))
+	}
+	for _, e := range []endReason{endFinished, endEmpty, endDrainTimeout, endShutdown} {
+		m.matches[e] = matches.WithLabelValues(e.String())
+	}
 	for _, r := range []ecs.ClampReason{ecs.ClampMeasured, ecs.ClampMaxUnlag, ecs.ClampWeapon, ecs.ClampFuture} {
 		m.clamped[r] = clamped.WithLabelValues(r.String())
 	}
@@ -98,7 +123,10 @@ func newMetrics() *metrics {
 	for _, r := range []ecs.NoDamageReason{ecs.NoDamageInvulnerable, ecs.NoDamageDead, ecs.NoDamageZero} {
 		m.hits[r] = hits.WithLabelValues(r.String())
 	}
-	m.kicked = map[string]prometheus.Counter{kickIdle: kicked.WithLabelValues(kickIdle), kickSlow: kicked.WithLabelValues(kickSlow)}
+	m.kicked = map[string]prometheus.Counter{}
+	for _, k := range []string{kickIdle, kickSlow, kickReplaced} {
+		m.kicked[k] = kicked.WithLabelValues(k)
+	}
 	m.shotsRejected = map[ecs.RejectReason]prometheus.Counter{}
 	for _, r := range []ecs.RejectReason{ecs.RejectCooldown, ecs.RejectEmpty, ecs.RejectReloading, ecs.RejectNotCarried} {
 		m.shotsRejected[r] = shots.WithLabelValues(r.String())
@@ -116,6 +144,13 @@ func newMetrics() *metrics {
 		m.inputs[v] = inputs.WithLabelValues(systems.InputVerdict(v).String())
 	}
 	return m
+}
+
+// reject counts a refused join.
+func (m *metrics) reject(code uint8) {
+	if c, ok := m.rejected[code]; ok {
+		c.Inc()
+	}
 }
 
 // drop counts a dropped datagram.

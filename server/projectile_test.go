@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"testing"
 
 	"github.com/mlange-42/arche/generic"
@@ -17,7 +18,7 @@ import (
 // for a grenade under gravity and for a needle that caught up in its first
 // tick.
 func TestProjectileStateExtrapolates(t *testing.T) {
-	srv := &Server{cfg: DefaultConfig(), log: zerolog.Nop(), m: newMetrics(), rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
+	srv := &Server{cfg: DefaultConfig(), log: zerolog.Nop(), m: newMetrics(buildinfo.Info{}), rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
 	srv.weapons, _ = srv.cfg.LoadWeapons()
 	srv.catalog, _ = srv.weapons.Catalog(srv.cfg.registry())
 	srv.welcome = welcomeTemplate(&srv.cfg, srv.catalog)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mlange-42/arche/generic"
@@ -16,6 +18,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/results"
 	"github.com/rewind-gg/rewind/systems"
 )
 
@@ -29,15 +32,28 @@ type room struct {
 	cfg  *Config
 	snap int64 // ticks between snapshots
 
-	inbox chan roomMsg
-	stop  chan struct{} // closed by Shutdown
-	done  chan struct{} // closed when the goroutine has returned
+	inbox   chan roomMsg
+	stop    chan struct{} // closed by end: the room finishes at once
+	done    chan struct{} // closed when the goroutine has returned
+	endOnce sync.Once
+	why     endReason // why stop was closed; written before
 
 	pending  int // joins on their way to the inbox; guarded by srv.mu
 	members  []*member
 	bySess   map[*session]*member
 	byEnt    map[ecs.Entity]*member
 	nextTeam uint8
+
+	// Lifecycle.
+	opened     time.Time
+	lastTick   atomic.Int64 // when the last tick ended (Unix ns): the server's liveness check reads it
+	emptySince int64        // the tick the room last became empty
+	duration   int64        // ticks the match lasts, 0: until everybody leaves
+	emptyTicks int64        // ticks a room may stay empty
+	// tally is every player's part in the match by user id, over all its
+	// connections: the members' stats are folded in when they leave.
+	tally map[string]*results.Player
+	order []string // users in the order they first joined
 
 	world protocol.State // this tick's world, shared by every client's snapshot
 	stats roomCounters
@@ -101,6 +117,7 @@ type member struct {
 	log    zerolog.Logger // the session's: room, player, name
 	entity ecs.Entity
 	id     uint32
+	user   string // the stable user id (its token's; the name in open mode)
 	name   string
 	team   uint8
 
@@ -125,12 +142,13 @@ const (
 )
 
 type roomMsg struct {
-	kind  msgKind
-	sess  *session
-	join  protocol.Join
-	input protocol.InputPacket
-	rtt   time.Duration // with an input: the round trip QUIC measured, plus twice its deviation
-	stats chan RoomStats
+	kind   msgKind
+	sess   *session
+	who    *identity // with a join
+	interp uint16    // with a join: the interpolation delay declared, ms
+	input  protocol.InputPacket
+	rtt    time.Duration // with an input: the round trip QUIC measured, plus twice its deviation
+	stats  chan RoomStats
 }
 
 func newRoom(s *Server, id string) (*room, error) {
@@ -165,6 +183,10 @@ func newRoom(s *Server, id string) (*room, error) {
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
+		opened:      time.Now(),
+		duration:    int64(math.Ceil(c.ticks(c.Match.Duration))),
+		emptyTicks:  int64(math.Ceil(c.ticks(c.Match.EmptyTimeout))),
+		tally:       map[string]*results.Player{},
 		players:     generic.NewFilter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](),
 		projectiles: generic.NewFilter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated](),
 		shields:     generic.NewFilter3[ecs.Shield, ecs.Owner, ecs.Team](),
@@ -173,6 +195,7 @@ func newRoom(s *Server, id string) (*room, error) {
 	r.players.Register(sim.World)
 	r.projectiles.Register(sim.World)
 	r.shields.Register(sim.World)
+	r.lastTick.Store(r.opened.UnixNano())
 	return r, nil
 }
 
@@ -190,24 +213,53 @@ func (r *room) run() {
 	for {
 		select {
 		case <-r.stop:
-			r.shutdown()
+			r.finish(r.why)
 			return
 		case m := <-r.inbox:
 			r.handle(m)
 		case <-ticker.C:
 			r.tick()
-			if len(r.members) == 0 && r.srv.closeRoomIfEmpty(r) {
-				r.log.Info().Msg("room closed: empty")
+			r.lastTick.Store(time.Now().UnixNano())
+			now := r.sim.Now()
+			switch {
+			case r.duration > 0 && now >= r.duration:
+				r.finish(endFinished)
+				return
+			case len(r.members) == 0 && (now-r.emptySince >= r.emptyTicks || r.srv.draining.Load()) && r.srv.closeRoomIfIdle(r):
+				r.finish(endEmpty)
 				return
 			}
 		}
 	}
 }
 
-// join asks the room to take the session's player and waits for the answer.
-func (r *room) join(se *session, j protocol.Join) (joinReply, bool) {
+// endReason is why a match ended.
+type endReason uint8
+
+const (
+	endFinished     endReason = iota + 1 // its duration ran out
+	endEmpty                             // nobody was left for match.empty_timeout
+	endDrainTimeout                      // the server drained and the match did not finish in time
+	endShutdown                          // the server stopped
+)
+
+func (e endReason) String() string {
+	return [...]string{"", "finished", "empty", "drain_timeout", "shutdown"}[e]
+}
+
+// end asks the room to finish at once, for why; it returns at once.
+func (r *room) end(why endReason) {
+	r.endOnce.Do(func() {
+		r.why = why
+		close(r.stop)
+	})
+}
+
+// join asks the room to take the session's player and waits for the answer;
+// false when the connection or the room went away first.
+func (r *room) join(se *session, who *identity, interp uint16) (joinReply, bool) {
 	select {
-	case r.inbox <- roomMsg{kind: msgJoin, sess: se, join: j}:
+	case r.inbox <- roomMsg{kind: msgJoin, sess: se, who: who, interp: interp}:
 	case <-r.done:
 		r.srv.joinDone(r)
 		return joinReply{}, false
@@ -235,9 +287,11 @@ func (r *room) handle(m roomMsg) {
 	switch m.kind {
 	case msgJoin:
 		r.srv.joinDone(r)
-		m.sess.reply <- r.admit(m.sess, &m.join)
+		m.sess.reply <- r.admit(m.sess, m.who, m.interp)
 	case msgLeave:
-		r.remove(m.sess)
+		if mem := r.bySess[m.sess]; mem != nil {
+			r.remove(mem)
+		}
 	case msgInput:
 		if mem := r.bySess[m.sess]; mem != nil {
 			r.applyInputs(mem, &m.input, m.rtt)
@@ -249,42 +303,67 @@ func (r *room) handle(m roomMsg) {
 	}
 }
 
-func (r *room) admit(se *session, j *protocol.Join) joinReply {
-	if len(r.members) >= r.cfg.MaxPlayers {
-		return joinReply{reject: &protocol.Reject{Code: protocol.RejectFull, Reason: "room " + r.id + " is full"}}
+// admit seats a player, or says why not. A user already in the room (a
+// reconnection, with a fresh token) takes its seat over; in open mode a
+// name already in the room is refused. A team holds at most half the room
+// (rounded up); team 0 goes to the smaller team.
+func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
+	refuse := func(code uint8, reason string) joinReply {
+		return joinReply{reject: &protocol.Reject{Code: code, Reason: reason}}
 	}
-	team := j.Team
-	if team == 0 {
-		n := [3]int{}
-		for _, mem := range r.members {
-			n[mem.team]++
+	for _, old := range r.members {
+		switch {
+		case who.token && old.user == who.user:
+			r.srv.m.kicked[kickReplaced].Inc()
+			r.kick(old, protocol.CloseReplaced, "replaced: the same user joined again on another connection")
+			r.remove(old)
+		case !who.token && old.name == who.name:
+			return refuse(protocol.RejectNameTaken, "name: "+who.name+" is already in room "+r.id)
 		}
+	}
+	if len(r.members) >= r.cfg.MaxPlayers {
+		return refuse(protocol.RejectFull, "room "+r.id+" is full")
+	}
+	n := [3]int{}
+	for _, mem := range r.members {
+		n[mem.team]++
+	}
+	perTeam := (r.cfg.MaxPlayers + 1) / 2
+	team := who.team
+	if team == 0 {
 		team = 1
 		if n[2] < n[1] {
 			team = 2
 		}
 	}
-	loadout, err := r.sim.Catalog.Loadout(j.Class)
-	if err != nil {
-		return joinReply{reject: &protocol.Reject{Code: protocol.RejectBadJoin, Reason: "class: " + err.Error()}}
+	if n[team] >= perTeam {
+		return refuse(protocol.RejectTeamFull, fmt.Sprintf("team %d already has %d of the room's %d players", team, n[team], r.cfg.MaxPlayers))
 	}
-	class := j.Class
+	loadout, err := r.sim.Catalog.Loadout(who.class)
+	if err != nil {
+		return refuse(protocol.RejectBadJoin, "class: "+err.Error())
+	}
+	class := who.class
 	if class == "" {
 		class = r.sim.Catalog.Classes()[0].Name
 	}
 	spawn := r.spawnPoint(team)
 	c := r.cfg.Match
-	e := r.sim.SpawnPlayer(systems.PlayerSpec{Name: j.Name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
+	e := r.sim.SpawnPlayer(systems.PlayerSpec{Name: who.name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
 		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout})
-	interp := min(time.Duration(j.InterpDelay)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
-	mem := &member{sess: se, entity: e, id: netID(e), name: j.Name, team: team, acked: protocol.NoTick,
+	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
+	mem := &member{sess: se, entity: e, id: netID(e), user: who.user, name: who.name, team: team, acked: protocol.NoTick,
 		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp)}
-	mem.log = r.log.With().Uint32("player", mem.id).Str("name", j.Name).Logger()
-	mem.stats = PlayerStats{ID: mem.id, Name: j.Name, Team: team}
+	mem.log = r.log.With().Uint32("player", mem.id).Str("name", who.name).Str("user", who.user).Logger()
+	mem.stats = PlayerStats{ID: mem.id, User: who.user, Name: who.name, Team: team}
+	if r.tally[who.user] == nil {
+		r.tally[who.user] = &results.Player{UserID: who.user}
+		r.order = append(r.order, who.user)
+	}
 	w := r.srv.welcome
 	w.Player, w.Team, w.ServerTick = mem.id, team, uint32(r.sim.Now())
 	w.SpreadSeed, w.InterpDelay = r.seed, uint16(interp.Milliseconds())
-	w.Room, w.Name = r.id, j.Name
+	w.Room, w.Name = r.id, who.name
 	w.Spawn = spawn.Array()
 	w.Class = class
 	for _, id := range loadout {
@@ -292,12 +371,13 @@ func (r *room) admit(se *session, j *protocol.Join) joinReply {
 	}
 	// Everybody learns of the newcomer; the newcomer of everybody.
 	for _, other := range r.members {
-		r.event(other, protocol.Event{Kind: protocol.EventJoined, Tick: uint32(r.sim.Now()), Player: mem.id, Team: team, Name: j.Name})
+		r.event(other, protocol.Event{Kind: protocol.EventJoined, Tick: uint32(r.sim.Now()), Player: mem.id, Team: team, Name: who.name})
 		r.event(mem, protocol.Event{Kind: protocol.EventJoined, Tick: uint32(r.sim.Now()), Player: other.id, Team: other.team, Name: other.name})
 	}
 	r.members = append(r.members, mem)
 	r.bySess[se], r.byEnt[e] = mem, mem
 	r.srv.m.players.Inc()
+	r.srv.agones.playerJoined(who.user)
 	return joinReply{welcome: w, room: r}
 }
 
@@ -318,19 +398,33 @@ func (r *room) spawnPoint(team uint8) geom.Vec3 {
 	return geom.V(x, 0, z)
 }
 
-func (r *room) remove(se *session) {
-	mem := r.bySess[se]
-	if mem == nil {
-		return
-	}
+// remove takes a member out of the room: its entity, its seat, its tally.
+func (r *room) remove(mem *member) {
 	r.sim.Despawn(mem.entity)
-	delete(r.bySess, se)
+	delete(r.bySess, mem.sess)
 	delete(r.byEnt, mem.entity)
 	r.members = slices.DeleteFunc(r.members, func(x *member) bool { return x == mem })
+	r.fold(mem)
 	r.srv.m.players.Dec()
+	r.srv.agones.playerLeft(mem.user)
+	if len(r.members) == 0 {
+		r.emptySince = r.sim.Now()
+	}
 	for _, other := range r.members {
 		r.event(other, protocol.Event{Kind: protocol.EventLeft, Tick: uint32(r.sim.Now()), Player: mem.id})
 	}
+}
+
+// fold adds a member's part in the match to its user's tally.
+func (r *room) fold(mem *member) {
+	t := r.tally[mem.user]
+	t.Name, t.Team = mem.name, mem.team
+	t.Kills += mem.stats.Kills
+	t.Deaths += mem.stats.Deaths
+	t.Hits += mem.stats.Hits
+	t.NoDamage += mem.stats.NoDamage
+	t.Clamped += mem.stats.Clamped
+	mem.stats = PlayerStats{ID: mem.id, User: mem.user, Name: mem.name, Team: mem.team}
 }
 
 // applyInputs queues a packet's inputs and records its acknowledgement. Each
@@ -617,19 +711,54 @@ func (r *room) snapshot(mem *member, tick int64) {
 	}
 }
 
-// shutdown ends the room: the current tick is done; every client is told why
-// its connection closes.
-func (r *room) shutdown() {
+// finish ends the match: the room leaves the server, every client is told
+// why its connection closes, and the match's result is written (results
+// file, log) before the room's goroutine returns.
+func (r *room) finish(why endReason) {
+	r.srv.mu.Lock()
+	r.srv.removeRoomLocked(r)
+	r.srv.mu.Unlock()
+	code, reason := quic.ApplicationErrorCode(protocol.CloseShutdown), "server shutting down"
+	switch why {
+	case endFinished:
+		code, reason = protocol.CloseMatchOver, "match over"
+	case endDrainTimeout:
+		reason = "server shutting down: the match did not finish within drain_timeout"
+	}
 	for _, mem := range r.members {
-		mem.sess.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
+		mem.sess.conn.CloseWithError(code, reason)
+		r.fold(mem)
 		r.srv.m.players.Dec()
+		r.srv.agones.playerLeft(mem.user)
 	}
 	r.members = nil
-	r.srv.mu.Lock()
-	if r.srv.rooms[r.id] == r {
-		delete(r.srv.rooms, r.id)
-		r.srv.m.rooms.Dec()
+	res := r.result(why)
+	ev := r.log.Info().Str("reason", why.String()).Int64("ticks", res.Ticks).Float64("duration_seconds", res.Duration)
+	for _, p := range res.Players {
+		ev = ev.Dict(p.UserID, zerolog.Dict().Str("name", p.Name).Uint8("team", p.Team).Uint64("kills", p.Kills).
+			Uint64("deaths", p.Deaths).Uint64("hits", p.Hits))
 	}
-	r.srv.mu.Unlock()
-	r.log.Info().Msg("room closed: shutdown")
+	ev.Msg("room closed")
+	if w := r.srv.results; w != nil {
+		if err := w.Write(res); err != nil {
+			r.log.Error().Err(err).Msg("match result not written")
+		}
+	}
+	r.srv.m.matches[why].Inc()
+	r.srv.agones.roomClosed(r.id)
+}
+
+// result is the match's result as it ends.
+func (r *room) result(why endReason) *results.Match {
+	now := time.Now()
+	lc := r.cfg.LagCompConfig()
+	res := &results.Match{MatchID: r.id, Started: r.opened.UTC(), Ended: now.UTC(), Duration: now.Sub(r.opened).Seconds(),
+		Reason: why.String(), Ticks: r.sim.Now(), TickRate: r.cfg.TickRate, Players: []results.Player{},
+		LagComp: results.LagComp{WindowTicks: lc.WindowTicks, MaxUnlag: lc.MaxUnlag(),
+			ViewLagTolerance: r.cfg.LagComp.ViewLagTolerance.Seconds(), MaxInterpDelay: r.cfg.LagComp.MaxInterpDelay.Seconds(),
+			ViewResolution: lc.ViewResolution, Bucketing: lc.Bucketing}}
+	for _, user := range r.order {
+		res.Players = append(res.Players, *r.tally[user])
+	}
+	return res
 }

@@ -8,51 +8,65 @@ import (
 	"hash/fnv"
 	"math"
 	"net"
-	"net/http"
-	"net/http/pprof"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/internal/buildinfo"
+	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/results"
+	"github.com/rewind-gg/rewind/token"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Server hosts rooms over QUIC.
 type Server struct {
-	cfg     Config
-	log     zerolog.Logger
-	m       *metrics
-	tls     *tls.Config
-	certSum []byte // SHA-256 of the certificate, for clients to pin
-	weapons *weapons.File
-	catalog *weapons.Catalog
-	welcome protocol.Welcome // the parts every room's welcomes share
+	cfg       Config
+	log       zerolog.Logger
+	rejectLog zerolog.Logger // rejected joins: sampled, an attacker cannot flood the log
+	m         *metrics
+	tls       *tls.Config
+	certSum   []byte // SHA-256 of the certificate, for clients to pin
+	weapons   *weapons.File
+	catalog   *weapons.Catalog
+	welcome   protocol.Welcome // the parts every room's welcomes share
+	verifier  *token.Verifier  // nil: open development mode
+	limiter   *limits.Limiter
+	results   *results.Writer // nil: results are only logged
+	agones    *agonesHost     // nil: not under Agones
 
 	udp     *net.UDPConn
 	tr      *quic.Transport
 	ln      *quic.Listener
-	admin   *http.Server
-	adminLn net.Listener
+	admin   *httpListener
+	pprof   *httpListener
+	started atomic.Bool
 
 	mu       sync.Mutex
 	rooms    map[string]*room
 	sessions map[*session]struct{}
 	closing  bool
+	draining atomic.Bool
+
+	stopping     chan struct{} // closed when the server asks to be stopped (Agones)
+	stoppingOnce sync.Once
 
 	ctx    context.Context // cancelled at shutdown: stops accepting and joining
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the server started
 }
 
-// New checks the configuration and prepares a server; Start runs it.
+// New checks the configuration and prepares a server: the TLS certificate,
+// the weapons, the matchmaker's keys, the results file and the Agones
+// client. Start runs it.
 func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err := cfg.validate(false); err != nil { // the weapons file is read once, below
 		return nil, err
@@ -69,14 +83,52 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: weapons_file: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, m: newMetrics(), tls: tc, certSum: certSHA256(tc), weapons: file, catalog: catalog,
-		rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
 	if err := fitsTheWire(&cfg, file, catalog); err != nil {
 		return nil, err
 	}
+	lim, err := limits.New(cfg.LimitsConfig())
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, m: newMetrics(buildinfo.Read()), tls: tc, certSum: certSHA256(tc), weapons: file,
+		catalog: catalog, limiter: lim, rooms: map[string]*room{}, sessions: map[*session]struct{}{},
+		stopping: make(chan struct{})}
+	s.rejectLog = log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second})
+	if s.verifier, err = newVerifier(&cfg.Auth); err != nil {
+		return nil, err
+	}
 	s.welcome = welcomeTemplate(&cfg, catalog)
+	if s.agones, err = newAgonesHost(s, &cfg.Agones); err != nil {
+		return nil, err
+	}
+	if cfg.Results.File != "" {
+		if s.results, err = results.Open(cfg.Results.File); err != nil {
+			return nil, fmt.Errorf("config: results.file: %w", err)
+		}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// newVerifier loads the matchmaker's public keys; nil without any (open
+// development mode).
+func newVerifier(c *AuthConfig) (*token.Verifier, error) {
+	keys := slices.Clone(c.Keys)
+	for i, path := range c.PublicKeys {
+		k, err := token.LoadPublicKey(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: auth.public_keys[%d]: %w", i, err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	v, err := token.NewVerifier(token.VerifierConfig{Keys: keys, Skew: c.ClockSkew, MaxLifetime: c.MaxTokenLifetime, Capacity: c.ReplayCache})
+	if err != nil {
+		return nil, fmt.Errorf("config: auth.public_keys: %w", err)
+	}
+	return v, nil
 }
 
 // fitsTheWire checks what the protocol carries in one byte or one frame:
@@ -147,8 +199,15 @@ func welcomeTemplate(c *Config, cat *weapons.Catalog) protocol.Welcome {
 	return w
 }
 
-// Start binds the QUIC listener (and the admin port, if configured) and
-// starts accepting clients.
+// handshakesBeforeRetry is how many connections may be in their handshake
+// (all sources) before new ones must prove their address with a QUIC Retry:
+// a spoofed address then cannot take another source's handshake slots.
+const handshakesBeforeRetry = 64
+
+type handshakeKey struct{}
+
+// Start binds the QUIC listener (and the admin and pprof ports, if
+// configured), starts accepting clients and, under Agones, reports Ready.
 func (s *Server) Start() error {
 	qc := &quic.Config{
 		EnableDatagrams:       true,
@@ -167,72 +226,112 @@ func (s *Server) Start() error {
 	if s.udp, err = net.ListenUDP("udp", addr); err != nil {
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
 	}
-	s.tr = &quic.Transport{Conn: s.udp}
+	s.tr = &quic.Transport{Conn: s.udp,
+		// A source holds at most limits.handshakes_per_source connections
+		// that have not joined; the slot is freed when the connection joins
+		// or ends (the context ends when the handshake fails too).
+		ConnContext: func(ctx context.Context, info *quic.ClientInfo) (context.Context, error) {
+			release, ok := s.limiter.Handshake(limits.Source(info.RemoteAddr))
+			if !ok {
+				s.m.reject(protocol.RejectRateLimited)
+				return ctx, errors.New("too many handshakes from this address")
+			}
+			context.AfterFunc(ctx, release)
+			return context.WithValue(ctx, handshakeKey{}, release), nil
+		},
+		VerifySourceAddress: func(net.Addr) bool { return s.limiter.Pending() >= handshakesBeforeRetry },
+	}
 	ln, err := s.tr.Listen(s.tls, qc)
 	if err != nil {
 		s.udp.Close()
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
+	fail := func(err error) error {
+		s.closeListeners()
+		return err
+	}
 	if s.cfg.Admin.Listen != "" {
-		if err := s.startAdmin(); err != nil {
-			ln.Close()
-			s.tr.Close()
-			s.udp.Close()
-			return err
+		if s.admin, err = s.listenHTTP(s.cfg.Admin.Listen, s.adminMux(), "admin"); err != nil {
+			return fail(err)
+		}
+	}
+	if s.cfg.Pprof.Listen != "" {
+		if s.pprof, err = s.listenHTTP(s.cfg.Pprof.Listen, pprofMux(), "pprof"); err != nil {
+			return fail(err)
 		}
 	}
 	s.wg.Add(1)
 	go s.accept()
-	s.log.Info().Str("addr", ln.Addr().String()).Int("tick_rate", s.cfg.TickRate).
-		Int("window_ticks", s.cfg.LagComp.WindowTicks).Hex("cert_sha256", s.certSum).Msg("listening")
+	s.started.Store(true)
+	ev := s.log.Info().Str("addr", ln.Addr().String()).Int("tick_rate", s.cfg.TickRate).
+		Int("window_ticks", s.cfg.LagComp.WindowTicks).Hex("cert_sha256", s.certSum)
+	if s.verifier != nil {
+		ev = ev.Strs("token_keys", s.verifier.KeyIDs()).Str("rooms_by", s.cfg.Auth.Rooms)
+	}
+	ev.Msg("listening")
+	if s.verifier == nil {
+		s.log.Warn().Str("addr", ln.Addr().String()).
+			Msg("OPEN DEVELOPMENT MODE: no auth.public_keys, so anyone who reaches this address joins any room under any name; never run a real match like this")
+	}
+	if s.agones != nil {
+		if err := s.agones.start(); err != nil {
+			s.Shutdown(context.Background())
+			return err
+		}
+	}
 	return nil
 }
 
-func (s *Server) startAdmin() error {
-	ln, err := net.Listen("tcp", s.cfg.Admin.Listen)
-	if err != nil {
-		return fmt.Errorf("server: admin listen %s: %w", s.cfg.Admin.Listen, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{Registry: s.m.reg}))
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
-	s.adminLn = ln
-	s.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.admin.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error().Err(err).Msg("admin server")
+func (s *Server) closeListeners() {
+	for _, h := range []*httpListener{s.admin, s.pprof} {
+		if h != nil {
+			h.srv.Close()
 		}
-	}()
-	s.log.Info().Str("addr", ln.Addr().String()).Msg("admin: /metrics, /debug/pprof/")
-	return nil
+	}
+	s.ln.Close()
+	s.tr.Close()
+	s.udp.Close()
 }
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
 // CertSHA256 returns the SHA-256 of the server's certificate (DER): what a
 // client pins when no CA vouches for the server (a self-signed
 // certificate), as the matchmaker hands it out with the token.
 func (s *Server) CertSHA256() []byte { return slices.Clone(s.certSum) }
 
-// Addr returns the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
 // AdminAddr returns the admin port's address, or nil.
 func (s *Server) AdminAddr() net.Addr {
-	if s.adminLn == nil {
+	if s.admin == nil {
 		return nil
 	}
-	return s.adminLn.Addr()
+	return s.admin.ln.Addr()
+}
+
+// PprofAddr returns the profiler's address, or nil.
+func (s *Server) PprofAddr() net.Addr {
+	if s.pprof == nil {
+		return nil
+	}
+	return s.pprof.ln.Addr()
 }
 
 // Registry returns the server's Prometheus registry.
 func (s *Server) Registry() *prometheus.Registry { return s.m.reg }
+
+// Stopping is closed when the server asks to be stopped on its own: Agones
+// moved its GameServer to Shutdown, or, serving one match per process, the
+// match has ended. The program then drains and shuts it down.
+func (s *Server) Stopping() <-chan struct{} { return s.stopping }
+
+func (s *Server) stop(why string) {
+	s.stoppingOnce.Do(func() {
+		s.log.Info().Str("why", why).Msg("stopping")
+		close(s.stopping)
+	})
+}
 
 func (s *Server) accept() {
 	defer s.wg.Done()
@@ -255,31 +354,80 @@ func (s *Server) accept() {
 	}
 }
 
-// roomFor returns the room called id, created if needed, and counts a join
-// on its way to it; nil when the server is full or shutting down.
-func (s *Server) roomFor(id string) (*room, int) {
+// Admitting reports whether the server admits players: it listens and is
+// neither draining nor shutting down (/readyz).
+func (s *Server) Admitting() bool {
+	if !s.started.Load() || s.draining.Load() {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing {
-		return nil, protocol.RejectShutdown
+	return !s.closing
+}
+
+// errRoomExists, errDraining and errServerFull are OpenRoom's refusals.
+var (
+	errRoomExists = errors.New("the room exists")
+	errDraining   = errors.New("the server is draining or shutting down")
+	errServerFull = errors.New("max_rooms rooms are open")
+)
+
+// OpenRoom opens a room for a match, as the operator (the admin API, an
+// Agones allocation) does when rooms are not created by tokens. The room
+// waits match.empty_timeout for its first player.
+func (s *Server) OpenRoom(id string) error {
+	if !roomName.MatchString(id) {
+		return fmt.Errorf("room %q: 1 to 64 of A-Z a-z 0-9 _ . -", id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closing || s.draining.Load():
+		return errDraining
+	case s.rooms[id] != nil:
+		return errRoomExists
+	}
+	_, err := s.newRoomLocked(id)
+	return err
+}
+
+// roomFor returns the room called id, created if create allows it, and
+// counts a join on its way to it; otherwise the Reject to send.
+func (s *Server) roomFor(id string, create bool) (*room, *protocol.Reject) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing || s.draining.Load() {
+		return nil, &protocol.Reject{Code: protocol.RejectShutdown, Reason: "the server is shutting down: it admits nobody"}
 	}
 	r := s.rooms[id]
 	if r == nil {
-		if len(s.rooms) >= s.cfg.MaxRooms {
-			return nil, protocol.RejectFull
+		if !create {
+			return nil, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: "room " + id + " is not hosted here"}
 		}
 		var err error
-		if r, err = newRoom(s, id); err != nil {
-			s.log.Error().Err(err).Str("room", id).Msg("room not created")
-			return nil, protocol.RejectFull
+		if r, err = s.newRoomLocked(id); err != nil {
+			return nil, &protocol.Reject{Code: protocol.RejectFull, Reason: "the server is full"}
 		}
-		s.rooms[id] = r
-		s.m.rooms.Inc()
-		s.wg.Add(1)
-		go r.run()
 	}
 	r.pending++
-	return r, 0
+	return r, nil
+}
+
+// newRoomLocked creates and starts a room; s.mu is held.
+func (s *Server) newRoomLocked(id string) (*room, error) {
+	if len(s.rooms) >= s.cfg.MaxRooms {
+		return nil, errServerFull
+	}
+	r, err := newRoom(s, id)
+	if err != nil {
+		s.log.Error().Err(err).Str("room", id).Msg("room not created")
+		return nil, err
+	}
+	s.rooms[id] = r
+	s.m.rooms.Inc()
+	s.wg.Add(1)
+	go r.run()
+	return r, nil
 }
 
 // joinDone counts a join that reached its room (or gave up on the way).
@@ -289,17 +437,24 @@ func (s *Server) joinDone(r *room) {
 	s.mu.Unlock()
 }
 
-// closeRoomIfEmpty removes an empty room with no join on its way, and
-// reports whether it did: the room's goroutine then returns.
-func (s *Server) closeRoomIfEmpty(r *room) bool {
+// closeRoomIfIdle removes a room with no member and no join on its way, and
+// reports whether it did: the room then finishes.
+func (s *Server) closeRoomIfIdle(r *room) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(r.members) > 0 || r.pending > 0 || s.rooms[r.id] != r {
 		return false
 	}
-	delete(s.rooms, r.id)
-	s.m.rooms.Dec()
+	s.removeRoomLocked(r)
 	return true
+}
+
+// removeRoomLocked forgets a room that is closing; s.mu is held.
+func (s *Server) removeRoomLocked(r *room) {
+	if s.rooms[r.id] == r {
+		delete(s.rooms, r.id)
+		s.m.rooms.Dec()
+	}
 }
 
 func (s *Server) sessionDone(se *session) {
@@ -308,10 +463,62 @@ func (s *Server) sessionDone(se *session) {
 	s.mu.Unlock()
 }
 
-// Shutdown stops the server gracefully: no new connections or joins, every
-// room finishes its current tick and closes its clients' connections with a
-// reason, the admin port closes. It returns when every goroutine has ended,
-// or with ctx's error if that comes first.
+// Healthy reports whether every room loop has ticked recently (within ten
+// tick intervals, and at least a second): a room that stopped making
+// progress makes the server unhealthy (/healthz, Agones health).
+func (s *Server) Healthy() error {
+	limit := max(10*time.Second/time.Duration(s.cfg.TickRate), time.Second)
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, r := range s.rooms {
+		if since := now.Sub(time.Unix(0, r.lastTick.Load())); since > limit {
+			return fmt.Errorf("room %s: no tick for %v", id, since.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// Drain stops admitting players (joins are refused with code 4, /readyz
+// fails) and lets the running matches finish: it returns when every room has
+// closed by itself (its match ended, or everybody left), or, when ctx ends
+// first, closes the rooms left with the reason "drain timeout" and returns
+// ctx's error. Shutdown follows it.
+func (s *Server) Drain(ctx context.Context) error {
+	s.draining.Store(true)
+	s.mu.Lock()
+	rooms := make([]*room, 0, len(s.rooms))
+	for _, r := range s.rooms {
+		rooms = append(rooms, r)
+	}
+	s.mu.Unlock()
+	s.log.Info().Int("rooms", len(rooms)).Msg("draining: admitting nobody, waiting for the matches to finish")
+	var err error
+	for _, r := range rooms {
+		select {
+		case <-r.done:
+			continue
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		break
+	}
+	if err != nil {
+		for _, r := range rooms {
+			r.end(endDrainTimeout)
+		}
+		for _, r := range rooms {
+			<-r.done
+		}
+		s.log.Warn().Msg("drain timed out: the matches left were closed")
+	}
+	return err
+}
+
+// Shutdown stops the server: no new connections or joins, every room
+// finishes its current tick, writes its result and closes its clients'
+// connections with a reason, then the listeners close. It returns when every
+// goroutine has ended, or with ctx's error if that comes first.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -334,26 +541,36 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.ln.Close()
 	}
 	for _, r := range rooms {
-		close(r.stop)
+		r.end(endShutdown)
 	}
+	var err error
 	for _, r := range rooms {
 		select {
 		case <-r.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			err = ctx.Err()
 		}
 	}
 	// Sessions that never reached a room.
 	for _, se := range sessions {
 		se.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
 	}
-	if s.admin != nil {
-		s.admin.Shutdown(ctx)
+	for _, h := range []*httpListener{s.admin, s.pprof} {
+		if h != nil {
+			h.srv.Shutdown(ctx)
+		}
 	}
-	err := s.wait(ctx)
+	if werr := s.wait(ctx); err == nil {
+		err = werr
+	}
 	if s.tr != nil {
 		s.tr.Close()
 		s.udp.Close()
+	}
+	if s.results != nil {
+		if cerr := s.results.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	return err
 }
@@ -367,4 +584,26 @@ func (s *Server) wait(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// verifyToken checks a Join's token; the Reject says why not.
+func (s *Server) verifyToken(tok []byte) (token.Claims, *protocol.Reject) {
+	if len(tok) == 0 {
+		return token.Claims{}, &protocol.Reject{Code: protocol.RejectNoToken, Reason: "this server admits only players with a connect token from the matchmaker"}
+	}
+	c, err := s.verifier.Verify(tok, time.Now())
+	if err == nil {
+		return c, nil
+	}
+	var te *token.Error
+	code := uint8(protocol.RejectTokenInvalid)
+	if errors.As(err, &te) {
+		code = map[token.Reason]uint8{
+			token.Malformed: protocol.RejectTokenInvalid, token.TooLong: protocol.RejectTokenInvalid,
+			token.UnknownKey: protocol.RejectTokenKey, token.BadSignature: protocol.RejectTokenSignature,
+			token.Expired: protocol.RejectTokenExpired, token.NotYetValid: protocol.RejectTokenEarly,
+			token.Replayed: protocol.RejectTokenReplayed, token.CacheFull: protocol.RejectBusy,
+		}[te.Reason]
+	}
+	return token.Claims{}, &protocol.Reject{Code: code, Reason: err.Error()}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -11,6 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/protocol"
 )
 
@@ -21,6 +23,7 @@ import (
 type session struct {
 	srv  *Server
 	conn *quic.Conn
+	src  netip.Addr // the source address, for the per-source limits
 	log  zerolog.Logger
 
 	reply chan joinReply      // room → session: the answer to the join
@@ -29,9 +32,12 @@ type session struct {
 	free  chan []byte         // sender → room: snapshot buffers to reuse
 	done  chan struct{}       // closed when the session ends
 
-	// Flood guard, touched only by the receiver goroutine.
-	tokens float64
-	last   time.Time
+	// Flood guard and network samples, touched only by the receiver
+	// goroutine.
+	tokens     float64
+	last       time.Time
+	sampled    time.Time // when RTT and loss were last observed
+	sent, lost uint64    // QUIC's packet counters then
 }
 
 // sendBuffers is how many snapshots can wait for a client's sender.
@@ -47,9 +53,18 @@ type joinReply struct {
 	room    *room
 }
 
+// identity is who a join says the player is, once admitted: from its token,
+// or (open development mode) from the Join itself.
+type identity struct {
+	user, name, room, class string
+	team                    uint8
+	create                  bool // the join may create its room
+	token                   bool // the identity comes from a verified token
+}
+
 func newSession(s *Server, conn *quic.Conn) *session {
 	se := &session{
-		srv: s, conn: conn,
+		srv: s, conn: conn, src: limits.Source(conn.RemoteAddr()),
 		log:   s.log.With().Str("remote", conn.RemoteAddr().String()).Logger(),
 		reply: make(chan joinReply, 1),
 		ctrl:  make(chan protocol.Event, ctrlQueue),
@@ -69,27 +84,52 @@ func (se *session) run() {
 	defer se.srv.wg.Done()
 	defer se.srv.sessionDone(se)
 	defer close(se.done)
-	stream, join, err := se.readJoin()
+	// The connection holds one of its source's handshake slots until its
+	// join is answered (or it ends).
+	releaseHandshake, _ := se.conn.Context().Value(handshakeKey{}).(func())
+	if releaseHandshake == nil {
+		releaseHandshake = func() {}
+	}
+	defer releaseHandshake()
+	stream, join, rej, err := se.readJoin()
 	if err != nil {
 		se.log.Debug().Err(err).Msg("join failed")
 		return
 	}
-	r, code := se.srv.roomFor(join.Room)
-	if r == nil {
-		se.srv.m.rejected.WithLabelValues("server").Inc()
-		se.reject(stream, protocol.Reject{Code: uint8(code), Reason: "the server is full or shutting down"})
+	if rej != nil {
+		se.refuse(stream, rej, &join)
 		return
 	}
-	rep, ok := r.join(se, join)
+	id, rej := se.srv.identify(&join, se.src)
+	if rej != nil {
+		se.refuse(stream, rej, &join)
+		return
+	}
+	r, rej := se.srv.roomFor(id.room, id.create)
+	if rej != nil {
+		se.refuse(stream, rej, &join)
+		return
+	}
+	releasePlayer, ok := se.srv.limiter.Player(se.src)
 	if !ok {
-		return // the connection or the room went away
+		se.srv.joinDone(r)
+		se.refuse(stream, &protocol.Reject{Code: protocol.RejectRateLimited, Reason: "too many players from your address"}, &join)
+		return
+	}
+	defer releasePlayer()
+	rep, ok := r.join(se, &id, join.InterpDelay)
+	if !ok {
+		if se.conn.Context().Err() == nil { // the room closed under the join
+			se.refuse(stream, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: "room " + id.room + " has just closed"}, &join)
+		}
+		return
 	}
 	if rep.reject != nil {
-		se.srv.m.rejected.WithLabelValues("room").Inc()
-		se.reject(stream, *rep.reject)
+		se.refuse(stream, rep.reject, &join)
 		return
 	}
-	se.log = se.log.With().Str("room", join.Room).Uint32("player", rep.welcome.Player).Str("name", join.Name).Logger()
+	releaseHandshake()
+	se.log = se.log.With().Str("room", id.room).Uint32("player", rep.welcome.Player).Str("name", id.name).Str("user", id.user).Logger()
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgWelcome, protocol.AppendWelcome(nil, &rep.welcome)); err != nil {
 		// Only a broken stream gets here (New checked that a Welcome fits):
 		// the client cannot play without it.
@@ -104,55 +144,120 @@ func (se *session) run() {
 	go se.readControl(stream)
 	se.receive(r)
 	r.leave(se)
-	se.log.Info().Msg("left")
+	se.log.Info().Str("reason", leaveReason(se.conn)).Msg("left")
+}
+
+// leaveReason says why a joined player's connection ended, for the log.
+func leaveReason(conn *quic.Conn) string {
+	cause := context.Cause(conn.Context())
+	var ae *quic.ApplicationError
+	var idle *quic.IdleTimeoutError
+	switch {
+	case errors.As(cause, &ae) && ae.Remote:
+		return fmt.Sprintf("the client closed the connection (%d): %s", ae.ErrorCode, ae.ErrorMessage)
+	case errors.As(cause, &ae):
+		return fmt.Sprintf("closed by the server (%d): %s", ae.ErrorCode, ae.ErrorMessage)
+	case errors.As(cause, &idle):
+		return "the network went silent (QUIC idle timeout)"
+	case cause != nil:
+		return cause.Error()
+	}
+	return "unknown"
+}
+
+// identify decides who a join's player is: the verified token's identity
+// (the Join's own fields may only repeat it), or in open development mode
+// the Join's fields. It also spends one of the source's joins.
+func (s *Server) identify(j *protocol.Join, src netip.Addr) (identity, *protocol.Reject) {
+	if !s.limiter.Join(src, time.Now()) {
+		return identity{}, &protocol.Reject{Code: protocol.RejectRateLimited, Reason: "too many joins from your address: slow down"}
+	}
+	bad := func(reason string) (identity, *protocol.Reject) {
+		return identity{}, &protocol.Reject{Code: protocol.RejectBadJoin, Reason: reason}
+	}
+	switch {
+	case j.Room != "" && !roomName.MatchString(j.Room):
+		return bad("room: 1 to 64 of A-Z a-z 0-9 _ . -")
+	case !utf8.ValidString(j.Name):
+		return bad("name: 1 to 32 bytes of UTF-8")
+	case j.Team > 2:
+		return bad("team: 0 (any), 1 or 2")
+	}
+	if s.verifier == nil { // open development mode: the Join says who
+		switch {
+		case j.Room == "":
+			return bad("room: 1 to 64 of A-Z a-z 0-9 _ . -")
+		case j.Name == "":
+			return bad("name: 1 to 32 bytes of UTF-8")
+		}
+		return identity{user: j.Name, name: j.Name, room: j.Room, team: j.Team, class: j.Class, create: true}, nil
+	}
+	c, rej := s.verifyToken(j.Token)
+	if rej != nil {
+		return identity{}, rej
+	}
+	notGranted := func(field, asked, granted string) (identity, *protocol.Reject) {
+		return identity{}, &protocol.Reject{Code: protocol.RejectNotGranted,
+			Reason: fmt.Sprintf("%s: the join asks for %q, the token grants %q", field, asked, granted)}
+	}
+	switch {
+	case j.Room != "" && j.Room != c.Room:
+		return identity{}, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: fmt.Sprintf("room: the token is for room %q, not %q", c.Room, j.Room)}
+	case j.Name != "" && j.Name != c.Name:
+		return notGranted("name", j.Name, c.Name)
+	case j.Team != 0 && j.Team != c.Team:
+		return notGranted("team", fmt.Sprint(j.Team), fmt.Sprint(c.Team))
+	case j.Class != "" && j.Class != c.Class:
+		return notGranted("class", j.Class, c.Class)
+	}
+	return identity{user: c.User, name: c.Name, room: c.Room, team: c.Team, class: c.Class,
+		create: s.cfg.Auth.Rooms == RoomsByToken, token: true}, nil
 }
 
 // joinTimeout is how long a connection has to open its control stream and
 // send its Join, all told: an idle connection holds a slot.
 const joinTimeout = 5 * time.Second
 
-// readJoin accepts the control stream and reads the Join within joinTimeout.
-func (se *session) readJoin() (*quic.Stream, protocol.Join, error) {
+// readJoin accepts the control stream and reads the Join within
+// joinTimeout. A Join that cannot be accepted as it is comes back with the
+// Reject to send; an error means there is no stream to answer on.
+func (se *session) readJoin() (*quic.Stream, protocol.Join, *protocol.Reject, error) {
 	deadline := time.Now().Add(joinTimeout)
 	ctx, cancel := context.WithDeadline(se.conn.Context(), deadline)
 	defer cancel()
 	stream, err := se.conn.AcceptStream(ctx)
 	if err != nil {
 		se.conn.CloseWithError(protocol.CloseProtocol, "no control stream")
-		return nil, protocol.Join{}, err
+		return nil, protocol.Join{}, nil, err
 	}
 	stream.SetReadDeadline(deadline)
 	typ, payload, _, err := protocol.ReadFrame(stream, nil)
 	if err != nil {
 		se.conn.CloseWithError(protocol.CloseProtocol, "no join")
-		return nil, protocol.Join{}, err
+		return nil, protocol.Join{}, nil, err
 	}
 	stream.SetReadDeadline(time.Time{})
 	if typ != protocol.MsgJoin {
 		se.conn.CloseWithError(protocol.CloseProtocol, "the first message must be a join")
-		return nil, protocol.Join{}, errors.New("first message not a join")
+		return nil, protocol.Join{}, nil, errors.New("first message not a join")
 	}
 	join, err := protocol.DecodeJoin(payload)
 	switch {
 	case join.Version != protocol.Version:
-		se.reject(stream, protocol.Reject{Code: protocol.RejectVersion, Reason: fmt.Sprintf("this server speaks protocol version %d", protocol.Version)})
-		err = fmt.Errorf("protocol version %d", join.Version)
+		return stream, join, &protocol.Reject{Code: protocol.RejectVersion, Reason: fmt.Sprintf("this server speaks protocol version %d", protocol.Version)}, nil
 	case err != nil:
-		se.reject(stream, protocol.Reject{Code: protocol.RejectBadJoin, Reason: err.Error()})
-	case !roomName.MatchString(join.Room):
-		se.reject(stream, protocol.Reject{Code: protocol.RejectBadJoin, Reason: "room: 1 to 64 of A-Z a-z 0-9 _ . -"})
-		err = errors.New("bad room name")
-	case join.Name == "" || !utf8.ValidString(join.Name):
-		se.reject(stream, protocol.Reject{Code: protocol.RejectBadJoin, Reason: "name: 1 to 32 bytes of UTF-8"})
-		err = errors.New("bad player name")
-	case join.Team > 2:
-		se.reject(stream, protocol.Reject{Code: protocol.RejectBadJoin, Reason: "team: 0 (any), 1 or 2"})
-		err = errors.New("bad team")
+		return stream, join, &protocol.Reject{Code: protocol.RejectBadJoin, Reason: err.Error()}, nil
 	}
-	if err != nil {
-		se.srv.m.rejected.WithLabelValues("join").Inc()
-	}
-	return stream, join, err
+	return stream, join, nil, nil
+}
+
+// refuse counts and logs a refused join (sampled: a flood of them cannot
+// flood the log) and sends the Reject.
+func (se *session) refuse(stream *quic.Stream, rj *protocol.Reject, j *protocol.Join) {
+	se.srv.m.reject(rj.Code)
+	se.srv.rejectLog.Info().Str("remote", se.conn.RemoteAddr().String()).Str("code", protocol.RejectLabel(rj.Code)).
+		Str("reason", rj.Reason).Str("room", j.Room).Str("name", j.Name).Msg("join rejected")
+	se.reject(stream, *rj)
 }
 
 // reject sends a Reject and closes the stream, then lets the client read it
@@ -175,6 +280,9 @@ func (se *session) reject(stream *quic.Stream, r protocol.Reject) {
 // rejectLinger is how long a rejected client has to read why and leave.
 const rejectLinger = 2 * time.Second
 
+// netSample is how often a client's round trip and loss are observed.
+const netSample = time.Second
+
 // receive reads datagrams until the connection ends: each is rate-limited,
 // decoded and handed to the room, or dropped and counted.
 func (se *session) receive(r *room) {
@@ -182,6 +290,7 @@ func (se *session) receive(r *room) {
 	rate := float64(se.srv.cfg.MaxDatagramRate)
 	burst := max(rate/4, 10)
 	se.tokens, se.last = burst, time.Now()
+	se.sampled = se.last
 	for {
 		d, err := se.conn.ReceiveDatagram(se.conn.Context())
 		if err != nil {
@@ -195,6 +304,10 @@ func (se *session) receive(r *room) {
 			continue
 		}
 		se.tokens--
+		st := se.conn.ConnectionStats()
+		if now.Sub(se.sampled) >= netSample {
+			se.observe(now, &st)
+		}
 		typ, err := protocol.DatagramType(d)
 		if err != nil {
 			m.drop(reasonOf(err))
@@ -205,7 +318,6 @@ func (se *session) receive(r *room) {
 			continue
 		}
 		m.dgIn.Inc()
-		st := se.conn.ConnectionStats()
 		msg := roomMsg{kind: msgInput, sess: se, rtt: st.SmoothedRTT + 2*st.MeanDeviation}
 		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
 			m.drop(reasonOf(err))
@@ -217,6 +329,17 @@ func (se *session) receive(r *room) {
 			m.drop(dropInbox)
 		}
 	}
+}
+
+// observe records the client's round trip and the share of the server's
+// packets to it that QUIC declared lost since the last sample.
+func (se *session) observe(now time.Time, st *quic.ConnectionStats) {
+	se.srv.m.clientRTT.Observe(st.SmoothedRTT.Seconds())
+	if sent := st.PacketsSent - se.sent; st.PacketsSent > se.sent {
+		lost := st.PacketsLost - min(se.lost, st.PacketsLost)
+		se.srv.m.clientLoss.Observe(min(float64(lost)/float64(sent), 1))
+	}
+	se.sampled, se.sent, se.lost = now, st.PacketsSent, st.PacketsLost
 }
 
 func reasonOf(err error) string {

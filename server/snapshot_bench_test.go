@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"time"
 
 	"math"
@@ -42,7 +44,7 @@ func newBenchRoom(tb testing.TB) *benchRoom {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &Server{cfg: cfg, log: zerolog.Nop(), m: newMetrics(), rooms: map[string]*room{}, sessions: map[*session]struct{}{},
+	s := &Server{cfg: cfg, log: zerolog.Nop(), m: newMetrics(buildinfo.Info{}), rooms: map[string]*room{}, sessions: map[*session]struct{}{},
 		weapons: file, catalog: cat}
 	s.welcome = welcomeTemplate(&s.cfg, cat)
 	r, err := newRoom(s, "bench")
@@ -56,7 +58,8 @@ func newBenchRoom(tb testing.TB) *benchRoom {
 		for range sendBuffers {
 			se.free <- make([]byte, 0, protocol.SnapshotBufferSize)
 		}
-		rep := r.admit(se, &protocol.Join{Name: "p", Team: uint8(1 + i%2)})
+		name := fmt.Sprint("p", i)
+		rep := r.admit(se, &identity{user: name, name: name, room: "bench", team: uint8(1 + i%2)}, 100)
 		if rep.reject != nil {
 			tb.Fatal(rep.reject.Reason)
 		}

@@ -23,6 +23,7 @@ type RoomStats struct {
 // PlayerStats is what a room knows of one player.
 type PlayerStats struct {
 	ID     uint32
+	User   string // the stable user id: its token's, or its name in open mode
 	Name   string
 	Team   uint8
 	Inputs [5]uint64 // inputs received, by systems.InputVerdict

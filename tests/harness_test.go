@@ -39,7 +39,7 @@ func startServer(t testing.TB, change func(*server.Config)) *server.Server {
 	if change != nil {
 		change(&cfg)
 	}
-	level := zerolog.WarnLevel
+	level := zerolog.ErrorLevel // (open development mode warns at every start)
 	if testing.Verbose() {
 		level = zerolog.InfoLevel
 	}

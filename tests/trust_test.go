@@ -17,9 +17,9 @@ import (
 // ticks (1.5 s) earlier, claiming view lag claim (ticks) with the same shot
 // counter every time. It returns the shots the server fired for it and the
 // hits registered (Hit or NoDamage events with it as the shooter).
-func backtrack(t *testing.T, srv *server.Server, room string, target uint32, claim func(tick, snap uint32) float64, interp uint16) (shots uint32, hits int) {
+func backtrack(t *testing.T, srv *server.Server, room, name string, target uint32, claim func(tick, snap uint32) float64, interp uint16) (shots uint32, hits int) {
 	t.Helper()
-	p := joinRaw(t, srv, srv.Addr().String(), protocol.Join{Room: room, Name: "shooter", Team: 2, InterpDelay: interp})
+	p := joinRaw(t, srv, srv.Addr().String(), protocol.Join{Room: room, Name: name, Team: 2, InterpDelay: interp})
 	eye := p.welcome.Spawn
 	eye[1] += p.welcome.EyeHeight
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -76,13 +76,13 @@ func TestBacktrackClaimBuysNoHit(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			s, h := backtrack(t, srv, "backtrack", target.ID(), func(uint32, uint32) float64 { return 30 }, 250)
+			s, h := backtrack(t, srv, "backtrack", "cheat", target.ID(), func(uint32, uint32) float64 { return 30 }, 250)
 			cheat = [2]int{int(s), h}
 		}()
 		go func() {
 			defer wg.Done()
 			// Honest: it renders 2 ticks (100 ms) behind its newest snapshot.
-			s, h := backtrack(t, srv, "backtrack", target.ID(), func(tick, snap uint32) float64 { return float64(tick-snap) + 2 }, 100)
+			s, h := backtrack(t, srv, "backtrack", "honest", target.ID(), func(tick, snap uint32) float64 { return float64(tick-snap) + 2 }, 100)
 			honest = [2]int{int(s), h}
 		}()
 		wg.Wait()

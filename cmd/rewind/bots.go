@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rewind-gg/rewind/token"
 )
 
 func newBotsCmd(stdout, stderr io.Writer) *cobra.Command {
-	var addr, room, certHex string
+	var addr, room, certHex, keyPath string
 	var n int
 	var duration time.Duration
 	var fc fleetConfig
@@ -37,6 +39,13 @@ or on Ctrl-C).`,
 				return &exitError{code: 2, msg: fmt.Sprintf("bots: -n: %d is outside 1..255", n)}
 			}
 			fc.room = room
+			if keyPath != "" {
+				key, err := token.LoadPrivateKey(keyPath)
+				if err != nil {
+					return &exitError{code: 2, msg: "bots: --key: " + err.Error()}
+				}
+				fc.key = key
+			}
 			if certHex != "" {
 				sum, err := hex.DecodeString(certHex)
 				if err != nil || len(sum) != sha256.Size {
@@ -81,6 +90,7 @@ or on Ctrl-C).`,
 	cmd.Flags().DurationVar(&duration, "duration", 0, "how long to play (0: until Ctrl-C)")
 	cmd.Flags().StringVar(&certHex, "cert-sha256", "", "pin the server's certificate: its SHA-256, hex (rewind serve logs it as cert_sha256)")
 	cmd.Flags().BoolVar(&fc.insecure, "insecure", false, "do not verify the server's certificate (development only)")
+	cmd.Flags().StringVar(&keyPath, "key", "", "sign each bot's connect token with this private key (rewind keygen); none: the server must be in open development mode")
 	fc.flags(cmd.Flags(), nil, "seed of the bots' choices")
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
+	"github.com/rewind-gg/rewind/token"
 )
 
 type demoConfig struct {
@@ -84,7 +86,14 @@ func (dc *demoConfig) validate() error {
 }
 
 func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error {
+	// The demo is its own matchmaker: a key pair of its own, a token for
+	// every bot.
+	pub, priv, err := token.GenerateKey(nil)
+	if err != nil {
+		return &exitError{code: 1, msg: "demo: " + err.Error()}
+	}
 	cfg := server.DefaultConfig()
+	cfg.Auth.Keys = []ed25519.PublicKey{pub}
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Admin.Listen = dc.admin
 	cfg.TickRate, cfg.SnapshotRate = dc.tickRate, dc.tickRate
@@ -135,6 +144,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		dc.bots, dc.rttMin, dc.rttMax, dc.jitter, dc.loss*100, dc.window, dc.duration)
 	dc.fleet.room = "demo"
 	dc.fleet.certSHA256 = srv.CertSHA256()
+	dc.fleet.key = priv
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	err = f.connect(cctx, dc.fleet)
 	cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
@@ -63,9 +64,10 @@ func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp strin
 
 type fleetConfig struct {
 	room       string
-	certSHA256 []byte   // the server's certificate to pin; nil: verify against the system's roots
-	insecure   bool     // skip verifying the server (development)
-	classes    []string // assigned to the bots in turn; empty: the server's first class
+	key        ed25519.PrivateKey // signs each bot's connect token; nil: open development mode
+	certSHA256 []byte             // the server's certificate to pin; nil: verify against the system's roots
+	insecure   bool               // skip verifying the server (development)
+	classes    []string           // assigned to the bots in turn; empty: the server's first class
 	aimError   float64
 	seed       uint64
 	redundancy int
@@ -78,8 +80,16 @@ func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
 		if len(fc.classes) > 0 {
 			b.class = fc.classes[i%len(fc.classes)]
 		}
+		cc := client.Config{Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class}
+		if fc.key != nil { // the token says who the bot is
+			tok, err := mint(fc.key, fc.room, b.name, b.name, b.team, b.class, time.Minute)
+			if err != nil {
+				return fmt.Errorf("%s: token: %w", b.name, err)
+			}
+			cc = client.Config{Addr: b.addr, Token: tok}
+		}
 		c, err := client.Dial(ctx, client.Config{
-			Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
+			Addr: cc.Addr, Token: cc.Token, Room: cc.Room, Name: cc.Name, Team: cc.Team, Class: cc.Class,
 			Input:            client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
 			Redundancy:       fc.redundancy,
 			InterpDelay:      fc.interp,

@@ -1,6 +1,8 @@
 // Command rewind is Rewind's one binary: play a demo match (rewind demo), host
-// matches (rewind serve), drive bots against a server (rewind bots), and run
-// lag-compensation scenarios (rewind scenario FILE.json).
+// matches (rewind serve), drive bots against a server (rewind bots), run
+// lag-compensation scenarios (rewind scenario FILE.json), make token keys
+// and tokens for development (rewind keygen, rewind token), and say what it
+// is (rewind version).
 package main
 
 import (
@@ -36,7 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newScenarioCmd(stdout), newServeCmd(stderr), newBotsCmd(stdout, stderr), newDemoCmd(stdout, stderr))
+	root.AddCommand(newScenarioCmd(stdout), newServeCmd(stdout, stderr), newBotsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
+		newKeygenCmd(stdout), newTokenCmd(stdout), newVersionCmd(stdout))
 	err := root.Execute()
 	if err == nil {
 		return 0

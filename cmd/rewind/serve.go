@@ -23,10 +23,16 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.Int("snapshot-rate", d.SnapshotRate, "snapshots per second, a divisor of the tick rate (snapshot_rate)")
 	fs.Int("max-players", d.MaxPlayers, "players per room (max_players)")
 	fs.Int("window", d.LagComp.WindowTicks, "deepest lag-compensation rewind, ticks (lagcomp.window_ticks)")
+	fs.Duration("max-unlag", d.LagComp.MaxUnlag, "deepest view lag a claim is granted, 0: the window (lagcomp.max_unlag)")
 	fs.Int("resolution", d.LagComp.ViewResolution, "bucket view times to 1/N tick, 0 exact (lagcomp.view_resolution)")
 	fs.Bool("no-buckets", false, "one rewind per item instead of per bucket (lagcomp.bucketing=false)")
 	fs.Bool("friendly-fire", d.Match.FriendlyFire, "shots hit teammates (match.friendly_fire)")
-	fs.String("admin", d.Admin.Listen, "admin HTTP address for /metrics and /debug/pprof, empty to disable (admin.listen)")
+	fs.StringSlice("public-key", nil, "the matchmaker's public key file (rewind keygen), repeatable; none: open development mode (auth.public_keys)")
+	fs.Bool("insecure-open", false, "allow open development mode on a non-loopback address (auth.insecure_open_mode)")
+	fs.String("results", "", "append each match's result to this file, as a JSON line (results.file)")
+	fs.Duration("drain-timeout", d.DrainTimeout, "on SIGTERM, how long running matches may finish (drain_timeout)")
+	fs.String("admin", d.Admin.Listen, "admin HTTP address for /metrics, /healthz, /readyz, /rooms, empty to disable (admin.listen)")
+	fs.String("pprof", "", "HTTP address for Go's profiler, /debug/pprof/ (pprof.listen; empty: off)")
 	fs.String("log-level", d.Log.Level, "trace, debug, info, warn or error (log.level)")
 	fs.String("log-format", d.Log.Format, "auto, json or console (log.format)")
 	fs.String("tls-cert", "", "certificate file; with --tls-key, instead of a self-signed certificate (tls.cert)")
@@ -34,29 +40,46 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.String("weapons", "", "weapons file, TOML or YAML (weapons_file; empty: the built-in weapons)")
 }
 
-func newServeCmd(stderr io.Writer) *cobra.Command {
+func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var configPath string
+	var printConfig bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Host matches: a QUIC game server with lag compensation",
-		Long: `Host matches over QUIC. Rooms are created when the first player joins and
-closed when the last one leaves. Configuration: defaults, then --config FILE
-(TOML or YAML), then REWIND_* environment variables (REWIND_TICK_RATE=30,
-REWIND_LAGCOMP__WINDOW_TICKS=10), then flags. See docs/running.md.
-SIGINT or SIGTERM shuts down gracefully: rooms finish their tick and clients
-are told why they are disconnected.`,
+		Long: `Host matches over QUIC. With the matchmaker's public keys (auth.public_keys) only
+players with a connect token join, in the room, team and class it names; without
+keys the server runs in open development mode, on loopback only. Configuration:
+defaults, then --config FILE (TOML or YAML), then REWIND_* environment variables
+(REWIND_TICK_RATE=30, REWIND_LAGCOMP__WINDOW_TICKS=10), then flags. See
+docs/running.md and docs/deploy.md.
+
+SIGTERM or SIGINT drains: no new players, running matches may finish for up to
+drain_timeout, then the rest are closed with a reason and every result is written.
+A second signal stops at once.`,
 		Example: `  rewind serve
-  rewind serve --config rewind.toml --listen 0.0.0.0:4433
+  rewind serve --config rewind.toml --listen 0.0.0.0:4433 --public-key matchmaker.pub
+  rewind serve --print-config
   REWIND_LAGCOMP__WINDOW_TICKS=10 rewind serve --admin 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := server.LoadConfig(configPath, os.Environ(), cmd.Flags())
+			cfg, warnings, err := server.LoadConfig(configPath, os.Environ(), cmd.Flags())
 			if err != nil {
 				return &exitError{code: 2, msg: err.Error()}
+			}
+			if printConfig {
+				out, err := cfg.TOML()
+				if err != nil {
+					return &exitError{code: 1, msg: err.Error()}
+				}
+				stdout.Write(out)
+				return nil
 			}
 			log, err := server.NewLogger(cfg.Log, stderr)
 			if err != nil {
 				return &exitError{code: 2, msg: err.Error()}
+			}
+			for _, w := range warnings {
+				log.Warn().Msg(w)
 			}
 			srv, err := server.New(cfg, log)
 			if err != nil {
@@ -65,12 +88,27 @@ are told why they are disconnected.`,
 			if err := srv.Start(); err != nil {
 				return &exitError{code: 1, msg: err.Error()}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			<-ctx.Done()
-			stop()
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			defer signal.Stop(sigs)
+			select {
+			case sig := <-sigs:
+				log.Info().Str("signal", sig.String()).Dur("drain_timeout", cfg.DrainTimeout).Msg("draining; a second signal stops at once")
+			case <-srv.Stopping():
+			}
+			dctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
 			defer cancel()
+			go func() {
+				select {
+				case <-sigs:
+					log.Warn().Msg("second signal: stopping now")
+					cancel()
+				case <-dctx.Done():
+				}
+			}()
+			srv.Drain(dctx)
+			sctx, scancel := context.WithTimeout(context.Background(), shutdownBound)
+			defer scancel()
 			if err := srv.Shutdown(sctx); err != nil {
 				return &exitError{code: 1, msg: fmt.Sprintf("serve: shutdown: %v", err)}
 			}
@@ -79,6 +117,11 @@ are told why they are disconnected.`,
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (.toml, .yaml or .yml)")
+	cmd.Flags().BoolVar(&printConfig, "print-config", false, "print the effective configuration (TOML) and exit")
 	serverFlags(cmd.Flags())
 	return cmd
 }
+
+// shutdownBound is how long Shutdown may take after the drain: rooms finish
+// their tick and write their results, connections close.
+const shutdownBound = 10 * time.Second

@@ -1,0 +1,106 @@
+// Package results records how matches ended: one JSON object per match,
+// appended as a line to a file and synced to disk before Write returns, so
+// that a result written is a result kept, even if the process is killed
+// right after (a crash loses at most the line being written).
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// Match is one match's result.
+type Match struct {
+	MatchID  string    `json:"match_id"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended"`
+	Duration float64   `json:"duration_seconds"`
+	// Reason is why it ended: "finished" (its duration ran out), "empty"
+	// (everybody left), "drain_timeout" (the server was draining and the
+	// match did not finish in time), "shutdown" (the server stopped).
+	Reason   string   `json:"reason"`
+	Ticks    int64    `json:"ticks"`
+	TickRate int      `json:"tick_rate"`
+	LagComp  LagComp  `json:"lagcomp"`
+	Players  []Player `json:"players"`
+}
+
+// LagComp is the lag-compensation tuning the match ran with.
+type LagComp struct {
+	WindowTicks      int     `json:"window_ticks"`
+	MaxUnlag         float64 `json:"max_unlag_ticks"`
+	ViewLagTolerance float64 `json:"view_lag_tolerance_seconds"`
+	MaxInterpDelay   float64 `json:"max_interp_delay_seconds"`
+	ViewResolution   int     `json:"view_resolution"`
+	Bucketing        bool    `json:"bucketing"`
+}
+
+// Player is one player's part in a match, over all its connections.
+type Player struct {
+	UserID string `json:"user_id"`
+	Name   string `json:"name"`
+	Team   uint8  `json:"team"`
+	Kills  uint64 `json:"kills"`
+	Deaths uint64 `json:"deaths"`
+	// Hits are hits that dealt damage; NoDamage hits registered on targets
+	// that took none (invulnerable, already dead).
+	Hits     uint64 `json:"hits"`
+	NoDamage uint64 `json:"no_damage_hits"`
+	// Clamped counts its shots resolved with less view lag than it claimed.
+	Clamped uint64 `json:"clamped_shots"`
+}
+
+// Writer appends results to a file. It is safe for concurrent use.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// Open opens (creating it if needed) the file at path for appending.
+func Open(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	return &Writer{f: f, path: path}, nil
+}
+
+// Path returns the file's path.
+func (w *Writer) Path() string { return w.path }
+
+// Write appends m as one line and syncs the file.
+func (w *Writer) Write(m *Match) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("results: %s: %w", m.MatchID, err)
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return fmt.Errorf("results: %s: %s is closed", m.MatchID, w.path)
+	}
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("results: %s: %w", w.path, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("results: %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Close closes the file; later writes fail.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}

@@ -1,0 +1,71 @@
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestAppendsOneLinePerMatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	if err := os.WriteFile(path, []byte(`{"match_id":"earlier"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := &Match{MatchID: "m" + string(rune('a'+i)), Started: start, Ended: start.Add(time.Minute), Duration: 60,
+				Reason: "finished", Ticks: 1200, TickRate: 20, LagComp: LagComp{WindowTicks: 30, Bucketing: true},
+				Players: []Player{{UserID: "u1", Name: "Alice", Team: 1, Kills: 3, Deaths: 1, Hits: 12}}}
+			if err := w.Write(m); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&Match{MatchID: "late"}); err == nil {
+		t.Error("a write after Close succeeded")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var lines []Match
+	for sc.Scan() {
+		var m Match
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 21 || lines[0].MatchID != "earlier" {
+		t.Fatalf("%d lines, first %q: want the earlier line kept and 20 appended", len(lines), lines[0].MatchID)
+	}
+	if p := lines[1].Players; len(p) != 1 || p[0] != (Player{UserID: "u1", Name: "Alice", Team: 1, Kills: 3, Deaths: 1, Hits: 12}) {
+		t.Errorf("players %+v", p)
+	}
+}
+
+func TestOpenNamesTheFile(t *testing.T) {
+	_, err := Open(filepath.Join(t.TempDir(), "missing", "results.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), "missing/results.jsonl") {
+		t.Errorf("got %v, want an error naming the file", err)
+	}
+}
