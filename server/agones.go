@@ -36,10 +36,12 @@ type agonesCall struct {
 	do   func(context.Context) error
 }
 
-// CertAnnotation is the GameServer annotation the server sets to its
+// CertAnnotation is the annotation the server sets, through the SDK, to its
 // certificate's SHA-256 (hex): the matchmaker reads it with the allocation
-// and hands it to players with their tokens, to pin.
-const CertAnnotation = "rewind.gg/cert-sha256"
+// and hands it to players with their tokens, to pin. The SDK server stores
+// SDK annotations under its own prefix: the GameServer shows it as
+// agones.dev/sdk-rewind-cert-sha256.
+const CertAnnotation = "rewind-cert-sha256"
 
 // agonesCallQueue bounds the REST calls waiting for the worker.
 const agonesCallQueue = 1024

@@ -32,6 +32,10 @@ type session struct {
 	free  chan []byte         // sender → room: snapshot buffers to reuse
 	done  chan struct{}       // closed when the session ends
 
+	// releaseHandshake frees the connection's handshake slot (package
+	// limits) once its join is answered; idempotent.
+	releaseHandshake func()
+
 	// Flood guard and network samples, touched only by the receiver
 	// goroutine.
 	tokens     float64
@@ -64,7 +68,7 @@ type identity struct {
 
 func newSession(s *Server, conn *quic.Conn) *session {
 	se := &session{
-		srv: s, conn: conn, src: limits.Source(conn.RemoteAddr()),
+		srv: s, conn: conn, src: limits.Source(conn.RemoteAddr()), releaseHandshake: func() {},
 		log:   s.log.With().Str("remote", conn.RemoteAddr().String()).Logger(),
 		reply: make(chan joinReply, 1),
 		ctrl:  make(chan protocol.Event, ctrlQueue),
@@ -86,11 +90,10 @@ func (se *session) run() {
 	defer close(se.done)
 	// The connection holds one of its source's handshake slots until its
 	// join is answered (or it ends).
-	releaseHandshake, _ := se.conn.Context().Value(handshakeKey{}).(func())
-	if releaseHandshake == nil {
-		releaseHandshake = func() {}
+	if release, ok := se.conn.Context().Value(handshakeKey{}).(func()); ok {
+		se.releaseHandshake = release
 	}
-	defer releaseHandshake()
+	defer se.releaseHandshake()
 	stream, join, rej, err := se.readJoin()
 	if err != nil {
 		se.log.Debug().Err(err).Msg("join failed")
@@ -128,7 +131,7 @@ func (se *session) run() {
 		se.refuse(stream, rep.reject, &join)
 		return
 	}
-	releaseHandshake()
+	se.releaseHandshake()
 	se.log = se.log.With().Str("room", id.room).Uint32("player", rep.welcome.Player).Str("name", id.name).Str("user", id.user).Logger()
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgWelcome, protocol.AppendWelcome(nil, &rep.welcome)); err != nil {
 		// Only a broken stream gets here (New checked that a Welcome fits):
@@ -254,6 +257,7 @@ func (se *session) readJoin() (*quic.Stream, protocol.Join, *protocol.Reject, er
 // refuse counts and logs a refused join (sampled: a flood of them cannot
 // flood the log) and sends the Reject.
 func (se *session) refuse(stream *quic.Stream, rj *protocol.Reject, j *protocol.Join) {
+	se.releaseHandshake() // answered: it lingers only to read why
 	se.srv.m.reject(rj.Code)
 	se.srv.rejectLog.Info().Str("remote", se.conn.RemoteAddr().String()).Str("code", protocol.RejectLabel(rj.Code)).
 		Str("reason", rj.Reason).Str("room", j.Room).Str("name", j.Name).Msg("join rejected")

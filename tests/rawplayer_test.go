@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -58,16 +59,46 @@ func joinRaw(t testing.TB, srv *server.Server, addr string, j protocol.Join) *ra
 // payload.
 func dialRaw(t testing.TB, srv *server.Server, addr string, j protocol.Join) (*rawPlayer, uint8, []byte) {
 	t.Helper()
+	return dialRawFrom(t, srv, addr, "127.0.0.1", j)
+}
+
+// connectFrom opens a QUIC connection to addr from the loopback address
+// local (127.0.0.0/8 gives every test source an address of its own),
+// pinning srv's certificate; the test closes it when it ends.
+func connectFrom(t testing.TB, srv *server.Server, addr, local string) (*quic.Conn, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pin := srv.CertSHA256()
-	conn, err := quic.DialAddr(ctx, addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{protocol.ALPN},
-		VerifyConnection: func(cs tls.ConnectionState) error { return pinned(cs, pin) }},
-		&quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 2 * time.Second})
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(local)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr := &quic.Transport{Conn: udp}
+	t.Cleanup(func() { tr.Close(); udp.Close() })
+	raddr, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := srv.CertSHA256()
+	conn, err := tr.Dial(ctx, raddr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{protocol.ALPN},
+		VerifyConnection: func(cs tls.ConnectionState) error { return pinned(cs, pin) }},
+		&quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 2 * time.Second})
+	if err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() { conn.CloseWithError(0, "") })
+	return conn, nil
+}
+
+// dialRawFrom is dialRaw from the loopback address local.
+func dialRawFrom(t testing.TB, srv *server.Server, addr, local string, j protocol.Join) (*rawPlayer, uint8, []byte) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := connectFrom(t, srv, addr, local)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st, err := conn.OpenStreamSync(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/results"
+	"github.com/rewind-gg/rewind/token"
+)
+
+// runMainEnv makes the test binary run the rewind command line itself (its
+// arguments after the binary's name): the drain tests send a real SIGTERM
+// to a real process.
+const runMainEnv = "REWIND_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// served is a rewind serve process and what its log said at start.
+type served struct {
+	cmd    *exec.Cmd
+	addr   string // the QUIC address
+	admin  string // the admin HTTP address
+	cert   []byte
+	exited chan struct{} // closed when the process has exited
+	err    error         // how it exited, once exited is closed
+}
+
+// serve starts "rewind serve --config config" in a process of its own and
+// waits until it listens (read from its JSON log).
+func serve(t *testing.T, config string) *served {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "serve", "--config", config)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &served{cmd: cmd, exited: make(chan struct{})}
+	lines := make(chan map[string]any, 256)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				select {
+				case lines <- line:
+				default:
+				}
+			}
+		}
+		close(lines)
+		s.err = cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-s.exited
+	})
+	deadline := time.After(30 * time.Second)
+	for s.addr == "" || s.admin == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("the server exited before it listened")
+			}
+			switch line["message"] {
+			case "listening":
+				s.addr, _ = line["addr"].(string)
+				s.cert, _ = hex.DecodeString(fmt.Sprint(line["cert_sha256"]))
+			case "http listening":
+				if line["listener"] == "admin" {
+					s.admin, _ = line["addr"].(string)
+				}
+			}
+		case <-deadline:
+			t.Fatal("the server did not listen within 30 s")
+		}
+	}
+	go func() { // keep reading, so the process never blocks on its log
+		for range lines {
+		}
+	}()
+	return s
+}
+
+// drainSetup writes a key pair and a config (tokens, a results file, the
+// given match duration and drain timeout) into a temporary directory.
+func drainSetup(t *testing.T, duration, drain string) (config, results string, key []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	if code, out, errs := runCmd(t, "keygen", "--dir", dir, "--name", "mm"); code != 0 {
+		t.Fatalf("keygen: %d %s %s", code, out, errs)
+	}
+	results = filepath.Join(dir, "results.jsonl")
+	config = writeFile(t, "rewind.toml", fmt.Sprintf(`listen = "127.0.0.1:0"
+drain_timeout = %q
+[match]
+duration = %q
+[auth]
+public_keys = [%q]
+[results]
+file = %q
+[admin]
+listen = "127.0.0.1:0"
+[log]
+format = "json"
+`, drain, duration, filepath.Join(dir, "mm.pub"), results))
+	return config, results, []byte(filepath.Join(dir, "mm.key"))
+}
+
+// players joins alice (team 1) and bob (team 2) to room "final" and plays
+// them in the background; the returned channel yields their Run errors.
+func players(t *testing.T, s *served, keyPath string) ([]*client.Client, chan error) {
+	t.Helper()
+	priv, err := token.LoadPrivateKey(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []*client.Client
+	errs := make(chan error, 2)
+	for i, user := range []string{"alice", "bob"} {
+		tok, err := mint(priv, "final", user, user, uint8(1+i), "", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := client.Dial(ctx, client.Config{Addr: s.addr, Token: tok, ServerCertSHA256: s.cert,
+			Input: client.NewBot(client.BotConfig{Seed: uint64(i)})})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		cs = append(cs, c)
+		go func() { errs <- c.Run(context.Background()) }()
+	}
+	return cs, errs
+}
+
+func status(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// readResults reads the results file: one JSON object a line.
+func readResults(t *testing.T, path string) []results.Match {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []results.Match
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m results.Match
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("results line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func closeCode(t *testing.T, err error) (uint64, string) {
+	t.Helper()
+	var ce *client.CloseError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Run returned %v, want the server's close", err)
+	}
+	return ce.Code, ce.Reason
+}
+
+// SIGTERM during a match: the server admits nobody (/readyz fails, a join
+// is refused with code 4) and lets the match finish; its players are told
+// "match over", its result line is in the file, and the process exits soon
+// after.
+func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server process")
+	}
+	t.Parallel()
+	config, resultsPath, key := drainSetup(t, "5s", "30s")
+	s := serve(t, config)
+	_, errs := players(t, s, string(key))
+	if code := status(t, "http://"+s.admin+"/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz before the drain: %d", code)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	// Polled: an HTTP endpoint has no event to wait on.
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for status(t, "http://"+s.admin+"/readyz") != http.StatusServiceUnavailable {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still ready 10 s after SIGTERM")
+		}
+		<-poll.C
+	}
+	priv, _ := token.LoadPrivateKey(string(key))
+	late, _ := mint(priv, "final", "carol", "carol", 1, "", time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_, err := client.Dial(ctx, client.Config{Addr: s.addr, Token: late, ServerCertSHA256: s.cert, Input: client.NewBot(client.BotConfig{})})
+	cancel()
+	var rj *client.RejectError
+	if !errors.As(err, &rj) || rj.Code != protocol.RejectShutdown {
+		t.Errorf("a join while draining: %v, want reject %d", err, protocol.RejectShutdown)
+	}
+	for range 2 {
+		if code, reason := closeCode(t, <-errs); code != protocol.CloseMatchOver || reason != "match over" {
+			t.Errorf("closed with %d %q, want %d \"match over\"", code, reason, protocol.CloseMatchOver)
+		}
+	}
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("exit: %v", s.err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the process did not exit after its match finished")
+	}
+	t.Logf("exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
+	res := readResults(t, resultsPath)
+	if len(res) != 1 || res[0].MatchID != "final" || res[0].Reason != "finished" || len(res[0].Players) != 2 ||
+		res[0].Players[0].UserID != "alice" || res[0].Players[0].Team != 1 || res[0].Players[1].UserID != "bob" || res[0].Players[1].Team != 2 {
+		t.Errorf("results %+v", res)
+	}
+	if res[0].LagComp.WindowTicks != 30 || res[0].TickRate != 20 || res[0].Ticks < 90 {
+		t.Errorf("result settings %+v", res[0])
+	}
+}
+
+// SIGTERM with a match that does not end: after drain_timeout the match is
+// closed with its reason, the result is written, and the process exits
+// within the timeout plus a bound.
+func TestSIGTERMDrainTimesOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server process")
+	}
+	t.Parallel()
+	config, resultsPath, key := drainSetup(t, "0s", "1s")
+	s := serve(t, config)
+	_, errs := players(t, s, string(key))
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	for range 2 {
+		if code, reason := closeCode(t, <-errs); code != protocol.CloseShutdown || reason != "server shutting down: the match did not finish within drain_timeout" {
+			t.Errorf("closed with %d %q", code, reason)
+		}
+	}
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("exit: %v", s.err)
+		}
+	case <-time.After(1*time.Second + shutdownBound):
+		t.Fatal("the process did not exit within drain_timeout + the shutdown bound")
+	}
+	took := time.Since(sent)
+	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
+	if took < time.Second {
+		t.Errorf("exited after %v, before drain_timeout", took)
+	}
+	res := readResults(t, resultsPath)
+	if len(res) != 1 || res[0].Reason != "drain_timeout" || len(res[0].Players) != 2 {
+		t.Errorf("results %+v", res)
+	}
+}
