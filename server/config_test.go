@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knadh/koanf/parsers/toml/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
 )
@@ -172,6 +175,16 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cfg, DefaultConfig()) {
 		t.Errorf("examples/rewind.toml differs from the defaults:\n%+v\n%+v", cfg, DefaultConfig())
+	}
+	// And it lists every key, not only the ones that differ.
+	k := koanf.New(".")
+	if err := k.Load(file.Provider("../examples/rewind.toml"), toml.Parser()); err != nil {
+		t.Fatal(err)
+	}
+	for key := range defaultMap() {
+		if !k.Exists(key) {
+			t.Errorf("examples/rewind.toml does not list %s", key)
+		}
 	}
 }
 
