@@ -234,3 +234,24 @@ func TestAgonesModeOnNeedsAnAddress(t *testing.T) {
 		t.Errorf("auto without Agones: %v", err)
 	}
 }
+
+// With agones.players = alpha, players are reported through Agones' player
+// tracking: the capacity at start, then connect and disconnect by user id.
+func TestAgonesAlphaPlayerTracking(t *testing.T) {
+	t.Parallel()
+	fake := agonestest.New(t)
+	srv, priv := tokenServer(t, func(c *server.Config) {
+		c.Agones.Mode, c.Agones.SDKAddress, c.Agones.Players = "on", fake.Addr(), "alpha"
+	})
+	await(t, fake, "PUT", "/alpha/player/capacity", 1)
+	bob := dial(t, srv, client.Config{Addr: srv.Addr().String(), Token: token.Encode(sign(t, priv, claims("r", "bob", 2))), Input: strafer(5)})
+	await(t, fake, "POST", "/alpha/player/connect", 1)
+	if got := fake.Players(); !slices.Equal(got, []string{"bob"}) {
+		t.Errorf("players %q", got)
+	}
+	bob.Close()
+	await(t, fake, "POST", "/alpha/player/disconnect", 1)
+	if got := fake.Players(); len(got) != 0 {
+		t.Errorf("players %q after bob left", got)
+	}
+}

@@ -125,3 +125,20 @@ func TestOperatorSurface(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+// Go's profiler answers on its own listener, when one is configured.
+func TestPprofListener(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c *server.Config) { c.Pprof.Listen = "127.0.0.1:0" })
+	resp, err := http.Get("http://" + srv.PprofAddr().String() + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/debug/pprof/: %d", resp.StatusCode)
+	}
+	if startServer(t, nil).PprofAddr() != nil {
+		t.Error("pprof listens by default")
+	}
+}
