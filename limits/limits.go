@@ -73,23 +73,34 @@ func Source(addr net.Addr) netip.Addr {
 // reports false, counting nothing, when src is at its cap. Release it with
 // the returned function (once is enough; later calls do nothing).
 func (l *Limiter) Handshake(src netip.Addr) (release func(), ok bool) {
+	return l.hold(src, func(s *source) *int { return &s.handshakes }, l.cfg.Handshakes, &l.pending)
+}
+
+// hold counts one more of a source's holdings (the field count selects),
+// up to limit, and returns its release; total, if not nil, counts them for
+// all sources.
+func (l *Limiter) hold(src netip.Addr, count func(*source) *int, limit int, total *int) (release func(), ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.source(src)
-	if s.handshakes >= l.cfg.Handshakes {
+	if *count(s) >= limit {
 		l.forget(src, s, time.Now())
 		return nil, false
 	}
-	s.handshakes++
-	l.pending++
+	*count(s)++
+	if total != nil {
+		*total++
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			s := l.sources[src]
-			s.handshakes--
-			l.pending--
+			*count(s)--
+			if total != nil {
+				*total--
+			}
 			l.forget(src, s, time.Now())
 		})
 	}, true
@@ -116,24 +127,7 @@ func (l *Limiter) Join(src netip.Addr, now time.Time) bool {
 // nothing, when src is at its cap. Release it with the returned function
 // when the player leaves (once is enough).
 func (l *Limiter) Player(src netip.Addr) (release func(), ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.source(src)
-	if s.players >= l.cfg.Players {
-		l.forget(src, s, time.Now())
-		return nil, false
-	}
-	s.players++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			s := l.sources[src]
-			s.players--
-			l.forget(src, s, time.Now())
-		})
-	}, true
+	return l.hold(src, func(s *source) *int { return &s.players }, l.cfg.Players, nil)
 }
 
 // Sources returns how many sources are tracked (for tests and metrics).

@@ -106,6 +106,19 @@ func serve(t *testing.T, config string) *served {
 	return s
 }
 
+// wait waits for the process to exit cleanly within d.
+func (s *served) wait(t *testing.T, d time.Duration, when string) {
+	t.Helper()
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("exit: %v", s.err)
+		}
+	case <-time.After(d):
+		t.Fatal("the process did not exit " + when)
+	}
+}
+
 // drainSetup writes a key pair and a config (tokens, a results file, the
 // given match duration and drain timeout) into a temporary directory.
 func drainSetup(t *testing.T, duration, drain string) (config, results string, key []byte) {
@@ -241,14 +254,7 @@ func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 			t.Errorf("closed with %d %q, want %d \"match over\"", code, reason, protocol.CloseMatchOver)
 		}
 	}
-	select {
-	case <-s.exited:
-		if s.err != nil {
-			t.Errorf("exit: %v", s.err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("the process did not exit after its match finished")
-	}
+	s.wait(t, 15*time.Second, "after its match finished")
 	t.Logf("exited %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
 	res := readResults(t, resultsPath)
 	if len(res) != 1 || res[0].MatchID != "final" || res[0].Reason != "finished" || len(res[0].Players) != 2 ||
@@ -280,14 +286,7 @@ func TestSIGTERMDrainTimesOut(t *testing.T) {
 			t.Errorf("closed with %d %q", code, reason)
 		}
 	}
-	select {
-	case <-s.exited:
-		if s.err != nil {
-			t.Errorf("exit: %v", s.err)
-		}
-	case <-time.After(1*time.Second + shutdownBound):
-		t.Fatal("the process did not exit within drain_timeout + the shutdown bound")
-	}
+	s.wait(t, 1*time.Second+shutdownBound, "within drain_timeout + the shutdown bound")
 	took := time.Since(sent)
 	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
 	if took < time.Second {
