@@ -1,0 +1,697 @@
+package main
+
+// Tests of the deploy kit (Dockerfile, deploy/agones/*.yaml, docs/deploy.md):
+// what can be checked without a Docker engine or a Kubernetes cluster.
+// Helpers are prefixed deploy, to stay clear of the package's other tests.
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	kyaml "github.com/knadh/koanf/parsers/yaml"
+
+	"github.com/rewind-gg/rewind/internal/docvec"
+	"github.com/rewind-gg/rewind/server"
+)
+
+// deployRoot is the repository root, from this package's directory.
+const deployRoot = "../.."
+
+// deployInstr is one Dockerfile instruction (continuation lines joined).
+type deployInstr struct {
+	op   string // upper case: FROM, RUN, COPY, ...
+	args string
+}
+
+// deployStage is one build stage: FROM base [AS name] and what follows.
+type deployStage struct {
+	base, name string
+	instrs     []deployInstr
+}
+
+// deployDockerfile parses the Dockerfile into its stages.
+func deployDockerfile(t *testing.T) []deployStage {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployRoot, "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	cur := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue // comments may also sit between continuation lines
+		}
+		if s, ok := strings.CutSuffix(l, `\`); ok {
+			cur += s + " "
+			continue
+		}
+		lines = append(lines, cur+l)
+		cur = ""
+	}
+	if cur != "" {
+		t.Fatalf("Dockerfile: a continuation line ends the file: %q", cur)
+	}
+	var stages []deployStage
+	for _, l := range lines {
+		op, args, _ := strings.Cut(l, " ")
+		op, args = strings.ToUpper(op), strings.TrimSpace(args)
+		if op == "FROM" {
+			f := strings.Fields(args)
+			for len(f) > 0 && strings.HasPrefix(f[0], "--") { // --platform=...
+				f = f[1:]
+			}
+			if len(f) == 0 {
+				t.Fatalf("Dockerfile: FROM without an image")
+			}
+			st := deployStage{base: f[0]}
+			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
+				st.name = f[2]
+			}
+			stages = append(stages, st)
+			continue
+		}
+		if len(stages) == 0 {
+			if op == "ARG" {
+				continue
+			}
+			t.Fatalf("Dockerfile: %s before the first FROM", op)
+		}
+		s := &stages[len(stages)-1]
+		s.instrs = append(s.instrs, deployInstr{op: op, args: args})
+	}
+	return stages
+}
+
+// all returns the arguments of every instruction op of the stage.
+func (s *deployStage) all(op string) []string {
+	var out []string
+	for _, in := range s.instrs {
+		if in.op == op {
+			out = append(out, in.args)
+		}
+	}
+	return out
+}
+
+// deployWords splits a shell command into words, with '…' and "…" quoting
+// and nothing else: a command that needs more of a shell than that
+// (variables, &&, pipes) is refused, so that the test runs exactly the
+// command the image runs.
+func deployWords(cmd string) ([]string, error) {
+	if strings.ContainsAny(cmd, "$`;&|<>\\") {
+		return nil, fmt.Errorf("%q: more than plain words", cmd)
+	}
+	var words []string
+	var w strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range cmd {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("%q: unclosed quote", cmd)
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
+}
+
+// deployImage is what the Dockerfile says about the image it builds.
+type deployImage struct {
+	final      deployStage
+	buildCmd   []string // the go build command, words: CGO_ENABLED=0 go build ...
+	binary     string   // where the build writes the binary (-o)
+	uid, gid   int64
+	entrypoint []string
+	exposed    []string // EXPOSE's port/protocol, lower case
+}
+
+// deployReadImage checks the Dockerfile's shape and returns what the other
+// tests compare against.
+func deployReadImage(t *testing.T) deployImage {
+	t.Helper()
+	stages := deployDockerfile(t)
+	if len(stages) < 2 {
+		t.Fatalf("Dockerfile: %d stage(s), want a build stage and a run stage", len(stages))
+	}
+	img := deployImage{final: stages[len(stages)-1]}
+	fin := &img.final
+	if fin.base != "scratch" {
+		t.Errorf("Dockerfile: the final stage is FROM %s, want FROM scratch (no shell, no libc)", fin.base)
+	}
+	if runs := fin.all("RUN"); len(runs) > 0 {
+		t.Errorf("Dockerfile: RUN in the scratch stage (there is no shell): %q", runs)
+	}
+
+	// The build stage: modules in a layer of their own, then the build.
+	var build *deployStage
+	for i := range stages[:len(stages)-1] {
+		for _, r := range stages[i].all("RUN") {
+			if strings.Contains(r, "go build") {
+				build = &stages[i]
+			}
+		}
+	}
+	if build == nil {
+		t.Fatal("Dockerfile: no stage runs go build")
+	}
+	if !strings.HasPrefix(build.base, "golang:") {
+		t.Errorf("Dockerfile: the build stage is FROM %s, want golang:…", build.base)
+	}
+	step := func(match func(deployInstr) bool) int {
+		return slices.IndexFunc(build.instrs, match)
+	}
+	modCopy := step(func(in deployInstr) bool {
+		f := strings.Fields(in.args)
+		return in.op == "COPY" && slices.Contains(f, "go.mod") && slices.Contains(f, "go.sum") && !slices.Contains(f, ".")
+	})
+	download := step(func(in deployInstr) bool { return in.op == "RUN" && strings.Contains(in.args, "go mod download") })
+	srcCopy := step(func(in deployInstr) bool { return in.op == "COPY" && strings.HasPrefix(in.args, ". ") })
+	buildRun := step(func(in deployInstr) bool { return in.op == "RUN" && strings.Contains(in.args, "go build") })
+	if !(modCopy >= 0 && modCopy < download && download < srcCopy && srcCopy < buildRun) {
+		t.Errorf("Dockerfile: want COPY go.mod go.sum, RUN go mod download, COPY . ., RUN go build, in that order (steps %d, %d, %d, %d)",
+			modCopy, download, srcCopy, buildRun)
+	}
+	words, err := deployWords(build.instrs[buildRun].args)
+	if err != nil {
+		t.Fatalf("Dockerfile: the build command: %v", err)
+	}
+	if len(words) < 4 || words[0] != "CGO_ENABLED=0" || words[1] != "go" || words[2] != "build" || !slices.Contains(words, "-trimpath") {
+		t.Fatalf("Dockerfile: the build command is %q, want CGO_ENABLED=0 go build -trimpath …", words)
+	}
+	img.buildCmd = words
+	if i := slices.Index(words, "-o"); i > 0 && i+1 < len(words) {
+		img.binary = words[i+1]
+	} else {
+		t.Fatalf("Dockerfile: the build command %q has no -o", words)
+	}
+	if words[len(words)-1] != "./cmd/rewind" {
+		t.Errorf("Dockerfile: the build command builds %s, want ./cmd/rewind", words[len(words)-1])
+	}
+
+	// The run stage: the binary, a numeric non-root user, the entrypoint.
+	dst := ""
+	for _, c := range fin.all("COPY") {
+		f := strings.Fields(c)
+		if len(f) == 3 && f[0] == "--from="+build.name && f[1] == img.binary {
+			dst = f[2]
+		}
+	}
+	if dst == "" {
+		t.Errorf("Dockerfile: the final stage does not COPY --from=%s %s", build.name, img.binary)
+	}
+	users := fin.all("USER")
+	if len(users) != 1 {
+		t.Fatalf("Dockerfile: the final stage has USER %q, want one numeric USER uid:gid", users)
+	}
+	uid, gid, _ := strings.Cut(users[0], ":")
+	if img.uid, err = strconv.ParseInt(uid, 10, 32); err != nil || img.uid == 0 {
+		t.Errorf("Dockerfile: USER %s: want a numeric, non-root uid (runAsNonRoot checks a number)", users[0])
+	}
+	if img.gid, err = strconv.ParseInt(gid, 10, 32); err != nil {
+		t.Errorf("Dockerfile: USER %s: want uid:gid, numeric", users[0])
+	}
+	eps := fin.all("ENTRYPOINT")
+	if len(eps) != 1 || json.Unmarshal([]byte(eps[0]), &img.entrypoint) != nil || len(img.entrypoint) != 1 || img.entrypoint[0] != dst {
+		t.Errorf("Dockerfile: ENTRYPOINT %s, want [%q] in exec form (there is no shell)", strings.Join(eps, " | "), dst)
+	}
+	var cmd []string
+	if cmds := fin.all("CMD"); len(cmds) != 1 || json.Unmarshal([]byte(cmds[0]), &cmd) != nil || !reflect.DeepEqual(cmd, []string{"serve"}) {
+		t.Errorf("Dockerfile: CMD %q, want [\"serve\"]", cmds)
+	}
+	for _, e := range fin.all("EXPOSE") {
+		img.exposed = append(img.exposed, strings.Fields(strings.ToLower(e))...)
+	}
+	return img
+}
+
+func TestDeployDockerfile(t *testing.T) {
+	img := deployReadImage(t)
+	d := server.DefaultConfig()
+	_, quicPort, _ := net.SplitHostPort(d.Listen)
+	_, adminPort, _ := net.SplitHostPort(d.Admin.Listen)
+	for _, want := range []string{quicPort + "/udp", adminPort + "/tcp"} {
+		if !slices.Contains(img.exposed, want) {
+			t.Errorf("Dockerfile: EXPOSE %q lacks %s (the default ports)", img.exposed, want)
+		}
+	}
+}
+
+// TestDeployBinaryIsStatic runs the Dockerfile's build command and checks
+// that the binary it makes runs on scratch: an ELF with no interpreter and
+// no dynamic section.
+func TestDeployBinaryIsStatic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary (a few seconds warm, about a minute on a cold build cache)")
+	}
+	img := deployReadImage(t)
+	out := filepath.Join(t.TempDir(), "rewind")
+	args := slices.Clone(img.buildCmd[2:]) // after CGO_ENABLED=0 go
+	args[slices.Index(args, "-o")+1] = out
+	cmd := exec.Command("go", args...)
+	cmd.Dir = deployRoot
+	// The image is Linux; build for Linux on any host.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_INTERP:
+			t.Error("the binary has a PT_INTERP header: it needs a dynamic loader, which scratch lacks")
+		case elf.PT_DYNAMIC:
+			t.Error("the binary has a PT_DYNAMIC header: it is dynamically linked")
+		}
+	}
+	if s := f.Section(".dynamic"); s != nil {
+		t.Error("the binary has a .dynamic section: it is dynamically linked")
+	}
+	if libs, err := f.ImportedLibraries(); err != nil || len(libs) > 0 {
+		t.Errorf("the binary imports libraries %q (%v)", libs, err)
+	}
+	// Run it as the container would (only the manifest's environment) and
+	// check that it takes the configuration.
+	if runtime.GOOS != "linux" {
+		return
+	}
+	env := deployEnv(t, deployManifest(t, "gameserver.yaml").gameServerSpec(t).container(t), false)
+	run := exec.Command(out, "serve", "--print-config")
+	run.Env = env
+	var stdout, stderr bytes.Buffer
+	run.Stdout, run.Stderr = &stdout, &stderr
+	if err := run.Run(); err != nil {
+		t.Fatalf("%s serve --print-config with the manifest's environment: %v\n%s", out, err, stderr.Bytes())
+	}
+	if !strings.Contains(stdout.String(), "listen = '0.0.0.0:4433'") || stderr.Len() > 0 {
+		t.Errorf("serve --print-config: stdout\n%s\nstderr\n%s", stdout.Bytes(), stderr.Bytes())
+	}
+}
+
+// The parts of the Agones manifests the tests look at (JSON names, the YAML
+// is converted through JSON).
+
+type deployObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Spec       struct {
+		Template struct { // a Fleet's GameServer template
+			Spec json.RawMessage `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+	raw map[string]any
+}
+
+type deployGameServerSpec struct {
+	Container string       `json:"container"`
+	Ports     []deployPort `json:"ports"`
+	Health    struct {
+		Disabled            bool `json:"disabled"`
+		InitialDelaySeconds int  `json:"initialDelaySeconds"`
+		PeriodSeconds       int  `json:"periodSeconds"`
+		FailureThreshold    int  `json:"failureThreshold"`
+	} `json:"health"`
+	Lists map[string]struct {
+		Capacity int64 `json:"capacity"`
+	} `json:"lists"`
+	Template struct {
+		Spec struct {
+			TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds"`
+			SecurityContext               struct {
+				RunAsNonRoot *bool  `json:"runAsNonRoot"`
+				RunAsUser    *int64 `json:"runAsUser"`
+			} `json:"securityContext"`
+			Containers []deployContainer `json:"containers"`
+			Volumes    []struct {
+				Name   string          `json:"name"`
+				Secret json.RawMessage `json:"secret"`
+				// Where the results may go: an emptyDir or a claim.
+				EmptyDir json.RawMessage `json:"emptyDir"`
+				PVC      json.RawMessage `json:"persistentVolumeClaim"`
+			} `json:"volumes"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+type deployPort struct {
+	Name          string `json:"name"`
+	PortPolicy    string `json:"portPolicy"`
+	ContainerPort int    `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+}
+
+type deployContainer struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+	Env   []struct {
+		Name      string          `json:"name"`
+		Value     *string         `json:"value"`
+		ValueFrom json.RawMessage `json:"valueFrom"`
+	} `json:"env"`
+	ReadinessProbe *struct {
+		HTTPGet *struct {
+			Path string `json:"path"`
+			Port any    `json:"port"`
+		} `json:"httpGet"`
+	} `json:"readinessProbe"`
+	LivenessProbe   json.RawMessage `json:"livenessProbe"`
+	SecurityContext struct {
+		RunAsNonRoot             *bool `json:"runAsNonRoot"`
+		ReadOnlyRootFilesystem   *bool `json:"readOnlyRootFilesystem"`
+		AllowPrivilegeEscalation *bool `json:"allowPrivilegeEscalation"`
+		Capabilities             struct {
+			Drop []string `json:"drop"`
+		} `json:"capabilities"`
+	} `json:"securityContext"`
+	VolumeMounts []struct {
+		Name      string `json:"name"`
+		MountPath string `json:"mountPath"`
+		ReadOnly  bool   `json:"readOnly"`
+	} `json:"volumeMounts"`
+}
+
+// deployManifest reads deploy/agones/NAME as YAML (the parser the server's
+// config files use), through JSON into the types above.
+func deployManifest(t *testing.T, name string) deployObject {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployRoot, "deploy", "agones", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := kyaml.Parser().Unmarshal(b)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	j, err := json.Marshal(m)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var o deployObject
+	if err := json.Unmarshal(j, &o); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	o.raw = m
+	return o
+}
+
+// deployGS is a GameServer spec, as typed and as parsed.
+type deployGS struct {
+	deployGameServerSpec
+	raw any
+}
+
+// gameServerSpec returns the GameServer spec: the spec of a GameServer, or
+// the template of a Fleet.
+func (o deployObject) gameServerSpec(t *testing.T) deployGS {
+	t.Helper()
+	var raw any = o.raw["spec"]
+	j, _ := json.Marshal(raw)
+	if o.Kind == "Fleet" {
+		raw = raw.(map[string]any)["template"].(map[string]any)["spec"]
+		j = o.Spec.Template.Spec
+	}
+	var gs deployGS
+	if err := json.Unmarshal(j, &gs.deployGameServerSpec); err != nil {
+		t.Fatalf("%s spec: %v", o.Kind, err)
+	}
+	gs.raw = raw
+	return gs
+}
+
+// container returns the game server container.
+func (gs deployGS) container(t *testing.T) deployContainer {
+	t.Helper()
+	cs := gs.Template.Spec.Containers
+	i := slices.IndexFunc(cs, func(c deployContainer) bool { return c.Name == gs.Container })
+	switch {
+	case i >= 0:
+		return cs[i]
+	case gs.Container == "" && len(cs) == 1:
+		return cs[0]
+	}
+	t.Fatalf("no container %q among %d", gs.Container, len(cs))
+	return deployContainer{}
+}
+
+// deployEnv returns the container's environment as KEY=VALUE lines: only
+// the REWIND_* variables with rewind, else all. Every REWIND_* variable
+// must have a literal value, to be checked here.
+func deployEnv(t *testing.T, c deployContainer, rewind bool) []string {
+	t.Helper()
+	var env []string
+	for _, e := range c.Env {
+		if !strings.HasPrefix(e.Name, server.EnvPrefix) && rewind {
+			continue
+		}
+		if e.Value == nil {
+			if strings.HasPrefix(e.Name, server.EnvPrefix) {
+				t.Errorf("env %s: no literal value (valueFrom cannot be checked)", e.Name)
+			}
+			continue
+		}
+		env = append(env, e.Name+"="+*e.Value)
+	}
+	return env
+}
+
+// deployShow prints an optional value: the value, or "unset".
+func deployShow[T any](p *T) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
+
+// deployMountOf returns the volume mount holding file, the deepest one.
+func deployMountOf(c deployContainer, file string) (name string, readOnly, ok bool) {
+	best := ""
+	for _, m := range c.VolumeMounts {
+		dir := path.Clean(m.MountPath)
+		if strings.HasPrefix(path.Clean(file), dir+"/") && len(dir) > len(best) {
+			best, name, readOnly, ok = dir, m.Name, m.ReadOnly, true
+		}
+	}
+	return name, readOnly, ok
+}
+
+func TestDeployAgonesManifests(t *testing.T) {
+	img := deployReadImage(t)
+	gsObj, fleetObj := deployManifest(t, "gameserver.yaml"), deployManifest(t, "fleet.yaml")
+	for _, c := range []struct {
+		o    deployObject
+		kind string
+	}{{gsObj, "GameServer"}, {fleetObj, "Fleet"}} {
+		if c.o.APIVersion != "agones.dev/v1" || c.o.Kind != c.kind {
+			t.Errorf("%s: apiVersion %q, kind %q; want agones.dev/v1 %s", c.kind, c.o.APIVersion, c.o.Kind, c.kind)
+		}
+	}
+	gs, fleet := gsObj.gameServerSpec(t), fleetObj.gameServerSpec(t)
+	if !reflect.DeepEqual(gs.raw, fleet.raw) {
+		t.Error("fleet.yaml's template spec differs from gameserver.yaml's spec: keep them in step")
+	}
+	for _, c := range []struct {
+		name string
+		gs   deployGS
+	}{{"gameserver.yaml", gs}, {"fleet.yaml", fleet}} {
+		t.Run(c.name, func(t *testing.T) { deployCheckSpec(t, c.gs, img) })
+	}
+}
+
+// deployCheckSpec checks a GameServer spec against the server's
+// configuration, which it loads from the container's REWIND_* variables.
+func deployCheckSpec(t *testing.T, gs deployGS, img deployImage) {
+	c := gs.container(t)
+	env := deployEnv(t, c, true)
+	// LoadConfig reads no key file (New does), so the key path need not
+	// exist here; it checks every value and warns of unknown variables.
+	cfg, warnings, err := server.LoadConfig("", env, nil)
+	if err != nil {
+		t.Fatalf("the container's REWIND_* variables: %v", err)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("the container's REWIND_* variables: %q", warnings)
+	}
+	if cfg.Agones.Mode != "on" || cfg.Auth.Rooms != server.RoomsByOperator || len(cfg.Auth.PublicKeys) == 0 || cfg.Results.File == "" {
+		t.Errorf("want agones.mode on, auth.rooms operator, public keys and a results file; got %q, %q, %q, %q",
+			cfg.Agones.Mode, cfg.Auth.Rooms, cfg.Auth.PublicKeys, cfg.Results.File)
+	}
+
+	// The QUIC port: Agones maps a host port to the port the server binds.
+	host, port, _ := net.SplitHostPort(cfg.Listen)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+		t.Errorf("listen %s: want 0.0.0.0 (or [::]), players come from outside the pod", cfg.Listen)
+	}
+	i := slices.IndexFunc(gs.Ports, func(p deployPort) bool { return p.Name == "default" })
+	if i < 0 {
+		t.Fatalf("no port named default in %+v", gs.Ports)
+	}
+	p := gs.Ports[i]
+	if strconv.Itoa(p.ContainerPort) != port || (p.Protocol != "" && p.Protocol != "UDP") || p.PortPolicy != "Dynamic" {
+		t.Errorf("port default: %+v; want UDP, Dynamic, containerPort %s (listen %s)", p, port, cfg.Listen)
+	}
+	if !slices.Contains(img.exposed, port+"/udp") {
+		t.Errorf("the Dockerfile does not EXPOSE %s/udp", port)
+	}
+
+	// Agones health: a Health ping every health_period must arrive within
+	// periodSeconds, with room for one late ping.
+	h := gs.Health
+	if h.Disabled || h.PeriodSeconds == 0 || 2*cfg.Agones.HealthPeriod > time.Duration(h.PeriodSeconds)*time.Second || h.FailureThreshold < 1 {
+		t.Errorf("health %+v: want periodSeconds at least twice agones.health_period %v", h, cfg.Agones.HealthPeriod)
+	}
+
+	// The players list holds a room's players.
+	if cfg.Agones.Players == "list" {
+		l, ok := gs.Lists[cfg.Agones.PlayersList]
+		if !ok || l.Capacity < int64(cfg.MaxPlayers) {
+			t.Errorf("lists.%s: %+v (present %v); want capacity at least max_players %d", cfg.Agones.PlayersList, l, ok, cfg.MaxPlayers)
+		}
+	}
+
+	// The drain fits in the grace period, with the ~10 s Shutdown takes.
+	pod := gs.Template.Spec
+	if g := pod.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < cfg.DrainTimeout+15*time.Second {
+		t.Errorf("terminationGracePeriodSeconds %s: want at least drain_timeout %v + 15s", deployShow(g), cfg.DrainTimeout)
+	}
+
+	// Non-root, as the image's user; a read-only root; no capabilities.
+	sc := pod.SecurityContext
+	if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != img.uid {
+		t.Errorf("pod securityContext: runAsNonRoot %s, runAsUser %s; want true and %d (the image's USER)", deployShow(sc.RunAsNonRoot), deployShow(sc.RunAsUser), img.uid)
+	}
+	csc := c.SecurityContext
+	if csc.ReadOnlyRootFilesystem == nil || !*csc.ReadOnlyRootFilesystem || csc.AllowPrivilegeEscalation == nil || *csc.AllowPrivilegeEscalation ||
+		!slices.Contains(csc.Capabilities.Drop, "ALL") || (csc.RunAsNonRoot != nil && !*csc.RunAsNonRoot) {
+		t.Errorf("container securityContext: readOnlyRootFilesystem %s, allowPrivilegeEscalation %s, drop %q, runAsNonRoot %s; want true, false, ALL, true or unset",
+			deployShow(csc.ReadOnlyRootFilesystem), deployShow(csc.AllowPrivilegeEscalation), csc.Capabilities.Drop, deployShow(csc.RunAsNonRoot))
+	}
+
+	// Probes: readiness on /readyz at the admin port; no liveness probe,
+	// which would replace the one Agones adds (and with it Agones' health
+	// checking).
+	if len(c.LivenessProbe) > 0 && string(c.LivenessProbe) != "null" {
+		t.Error("a livenessProbe on the game server container: Agones then adds none of its own, and its health checking stops")
+	}
+	adminHost, adminPort, err := net.SplitHostPort(cfg.Admin.Listen)
+	if ip := net.ParseIP(adminHost); err != nil || ip == nil || !ip.IsUnspecified() {
+		t.Errorf("admin.listen %q: the kubelet probes the pod IP, want 0.0.0.0:PORT", cfg.Admin.Listen)
+	}
+	if rp := c.ReadinessProbe; rp == nil || rp.HTTPGet == nil || rp.HTTPGet.Path != "/readyz" || fmt.Sprint(rp.HTTPGet.Port) != adminPort {
+		t.Errorf("readinessProbe: want GET /readyz on port %s (admin.listen)", adminPort)
+	}
+
+	// Files: the keys from a Secret, the results on a writable volume (the
+	// root file system is read-only).
+	volumes := map[string]int{}
+	for i, v := range pod.Volumes {
+		volumes[v.Name] = i
+	}
+	for _, k := range cfg.Auth.PublicKeys {
+		name, _, ok := deployMountOf(c, k)
+		if i, found := volumes[name]; !ok || !found || len(pod.Volumes[i].Secret) == 0 {
+			t.Errorf("auth.public_keys %s: not on a volume from a Secret", k)
+		}
+	}
+	name, ro, ok := deployMountOf(c, cfg.Results.File)
+	if i, found := volumes[name]; !ok || !found || ro || (len(pod.Volumes[i].EmptyDir) == 0 && len(pod.Volumes[i].PVC) == 0) {
+		t.Errorf("results.file %s: not on a writable emptyDir or claim", cfg.Results.File)
+	}
+}
+
+// TestDeployDoc checks what docs/deploy.md copies from elsewhere: the REST
+// endpoint table, the token test vector, the annotation and metric names.
+func TestDeployDoc(t *testing.T) {
+	docPath := filepath.Join(deployRoot, "docs", "deploy.md")
+	b, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+
+	// The endpoint table of agones/REST.md, row for row.
+	rest, err := os.ReadFile(filepath.Join(deployRoot, "agones", "REST.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, l := range strings.Split(string(rest), "\n") {
+		if strings.HasPrefix(l, "| ") && strings.Contains(l, "`/") { // the endpoint rows
+			rows++
+			if !strings.Contains(doc, l) {
+				t.Errorf("docs/deploy.md lacks agones/REST.md's row %q", l)
+			}
+		}
+	}
+	if rows < 10 {
+		t.Errorf("found %d endpoint rows in agones/REST.md", rows)
+	}
+
+	// The token vector is docs/tokens.md's.
+	want, err := docvec.Read(filepath.Join(deployRoot, "docs", "tokens.md"), "token-base64url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := docvec.Read(docPath, "token-base64url")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("docs/deploy.md's token vector %q differs from docs/tokens.md's %q", got, want)
+	}
+
+	// The names the matchmaker reads and writes.
+	d := server.DefaultConfig()
+	for _, s := range []string{"agones.dev/sdk-" + server.CertAnnotation, d.Agones.MatchKey, d.Agones.PlayersList} {
+		if !strings.Contains(doc, s) {
+			t.Errorf("docs/deploy.md does not name %q", s)
+		}
+	}
+
+	// Every rewind_* metric the page names is registered by the server.
+	src, err := os.ReadFile(filepath.Join(deployRoot, "server", "metrics.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile("`(rewind_[a-z_]+)").FindAllStringSubmatch(doc, -1) {
+		if !strings.Contains(string(src), `Name: "`+m[1]+`"`) {
+			t.Errorf("docs/deploy.md names %s, which server/metrics.go does not register", m[1])
+		}
+	}
+}
