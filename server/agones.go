@@ -70,15 +70,27 @@ func newAgonesHost(s *Server, cfg *AgonesConfig) (*agonesHost, error) {
 		log: s.log.With().Str("component", "agones").Str("sdk", ac.Addr).Logger()}, nil
 }
 
-// start reports Ready (the server listens) and starts the health, watch
-// and call loops. An unreachable SDK server is an error, or, with
-// fail_open, a logged error and a server without Agones.
+// start sets the certificate annotation and reports Ready (the server
+// listens), then starts the health, watch and call loops. The SDK server
+// may come up after the game server (its REST gateway listens only once it
+// reaches the Kubernetes API), so both calls are retried for
+// agones.ready_timeout, as Agones' own SDKs do; still unreachable after
+// that is an error, or, with fail_open, a logged error and a server
+// without Agones.
 func (a *agonesHost) start() error {
-	ctx, cancel := context.WithTimeout(a.s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(a.s.ctx, a.cfg.ReadyTimeout)
 	defer cancel()
-	if err := a.c.Ready(ctx); err != nil {
+	err := retry(ctx, func(ctx context.Context) error {
+		// The annotation first: an allocation right after Ready then
+		// carries it.
+		return a.c.SetAnnotation(ctx, CertAnnotation, hex.EncodeToString(a.s.certSum))
+	})
+	if err == nil {
+		err = retry(ctx, a.c.Ready)
+	}
+	if err != nil {
 		if !a.cfg.FailOpen {
-			return fmt.Errorf("agones: %w (set agones.fail_open to serve without Agones)", err)
+			return fmt.Errorf("%w (for %v; set agones.fail_open to serve without Agones)", err, a.cfg.ReadyTimeout)
 		}
 		a.log.Error().Err(err).Msg("the Agones SDK server is unreachable: serving without Agones (agones.fail_open)")
 		a.mu.Lock()
@@ -87,9 +99,6 @@ func (a *agonesHost) start() error {
 		return nil
 	}
 	a.log.Info().Msg("agones: ready")
-	a.enqueue("set the certificate annotation", func(ctx context.Context) error {
-		return a.c.SetAnnotation(ctx, CertAnnotation, hex.EncodeToString(a.s.certSum))
-	})
 	if a.cfg.Players == "alpha" {
 		a.enqueue("set the player capacity", func(ctx context.Context) error {
 			return a.c.SetPlayerCapacity(ctx, int64(a.s.cfg.MaxPlayers))
@@ -100,6 +109,24 @@ func (a *agonesHost) start() error {
 	go a.watch()
 	go a.work()
 	return nil
+}
+
+// retry calls do until it succeeds or ctx ends, waiting 250 ms, then twice
+// as long each time up to 2 s, between attempts; it returns the last error.
+func retry(ctx context.Context, do func(context.Context) error) error {
+	wait := 250 * time.Millisecond
+	for {
+		err := do(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 func (a *agonesHost) active() bool {

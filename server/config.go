@@ -116,6 +116,10 @@ type AgonesConfig struct {
 	// SDKAddress is the SDK server's REST gateway, host:port; empty:
 	// localhost:$AGONES_SDK_HTTP_PORT.
 	SDKAddress string `koanf:"sdk_address"`
+	// ReadyTimeout is how long the server retries its first calls to the
+	// SDK server (its certificate annotation, Ready) at start: the SDK
+	// server may come up after the game server.
+	ReadyTimeout time.Duration `koanf:"ready_timeout"`
 	// FailOpen keeps the server running without Agones when the SDK server
 	// cannot be reached at start; otherwise it exits with the error.
 	FailOpen bool `koanf:"fail_open"`
@@ -253,7 +257,7 @@ func DefaultConfig() Config {
 		Auth: AuthConfig{PublicKeys: []string{}, ClockSkew: 30 * time.Second, MaxTokenLifetime: time.Hour,
 			ReplayCache: 65536, Rooms: RoomsByToken},
 		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, JoinsPerSecond: 5, JoinBurst: 20},
-		Agones: AgonesConfig{Mode: "auto", HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
+		Agones: AgonesConfig{Mode: "auto", ReadyTimeout: 30 * time.Second, HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
 			Players: "list", PlayersList: "players", OneMatch: true},
 		Admin: AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:   LogConfig{Level: "info", Format: "auto"},
@@ -532,6 +536,7 @@ func configMap(c *Config) map[string]any {
 		"limits.handshakes_per_source": c.Limits.HandshakesPerSource, "limits.players_per_source": c.Limits.PlayersPerSource,
 		"limits.joins_per_second": c.Limits.JoinsPerSecond, "limits.join_burst": c.Limits.JoinBurst,
 		"agones.mode": c.Agones.Mode, "agones.sdk_address": c.Agones.SDKAddress, "agones.fail_open": c.Agones.FailOpen,
+		"agones.ready_timeout": c.Agones.ReadyTimeout.String(),
 		"agones.health_period": c.Agones.HealthPeriod.String(), "agones.match_key": c.Agones.MatchKey,
 		"agones.players": c.Agones.Players, "agones.players_list": c.Agones.PlayersList, "agones.one_match": c.Agones.OneMatch,
 		"results.file": c.Results.File,
@@ -712,6 +717,8 @@ func (c *Config) validateHosting() error {
 	switch {
 	case g.Mode != "auto" && g.Mode != "on" && g.Mode != "off":
 		return bad("agones.mode", "%q is not auto, on or off", g.Mode)
+	case g.ReadyTimeout < 0:
+		return bad("agones.ready_timeout", "%v is negative", g.ReadyTimeout)
 	case g.HealthPeriod < 100*time.Millisecond:
 		return bad("agones.health_period", "%v is below 100ms", g.HealthPeriod)
 	case g.Players != "list" && g.Players != "alpha" && g.Players != "none":

@@ -103,7 +103,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 		Help:    "Share of the server's packets to a client that QUIC declared lost, per second per client.",
 		Buckets: []float64{0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}})).(prometheus.Histogram)
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rewind_build_info",
-		Help: "The binary: its version, VCS revision, Go version and wire protocol version (always 1)."},
+		Help: "Always 1; its labels say what is running: the version, VCS revision, Go version and wire protocol version."},
 		[]string{"version", "revision", "goversion", "protocol"})
 	buildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion, build.Protocol).Set(1)
 	shots := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_shots_rejected_total",

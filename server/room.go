@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -733,12 +734,14 @@ func (r *room) finish(why endReason) {
 	}
 	r.members = nil
 	res := r.result(why)
-	ev := r.log.Info().Str("reason", why.String()).Int64("ticks", res.Ticks).Float64("duration_seconds", res.Duration)
-	for _, p := range res.Players {
-		ev = ev.Dict(p.UserID, zerolog.Dict().Str("name", p.Name).Uint8("team", p.Team).Uint64("kills", p.Kills).
-			Uint64("deaths", p.Deaths).Uint64("hits", p.Hits))
+	// The whole result goes into the log line too: log shipping keeps it
+	// where the results file may not outlive its pod.
+	line, err := json.Marshal(res)
+	if err != nil {
+		line = []byte("null")
 	}
-	ev.Msg("room closed")
+	r.log.Info().Str("reason", why.String()).Int64("ticks", res.Ticks).Float64("duration_seconds", res.Duration).
+		RawJSON("result", line).Msg("room closed")
 	if w := r.srv.results; w != nil {
 		if err := w.Write(res); err != nil {
 			r.log.Error().Err(err).Msg("match result not written")

@@ -391,6 +391,13 @@ func (s *Server) OpenRoom(id string) error {
 	return err
 }
 
+// hosts reports whether the room called id is open.
+func (s *Server) hosts(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rooms[id] != nil
+}
+
 // roomFor returns the room called id, created if create allows it, and
 // counts a join on its way to it; otherwise the Reject to send.
 func (s *Server) roomFor(id string, create bool) (*room, *protocol.Reject) {

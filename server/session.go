@@ -14,6 +14,7 @@ import (
 
 	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/token"
 )
 
 // session is one client connection. Its goroutines own the network: the
@@ -194,6 +195,15 @@ func (s *Server) identify(j *protocol.Join, src netip.Addr) (identity, *protocol
 			return bad("name: 1 to 32 bytes of UTF-8")
 		}
 		return identity{user: j.Name, name: j.Name, room: j.Room, team: j.Team, class: j.Class, create: true}, nil
+	}
+	if s.cfg.Auth.Rooms == RoomsByOperator {
+		// A token is single-use: do not spend it on a room that is not open
+		// (yet: the allocation may still be on its way), so the player can
+		// try again with it. Reading the room before the signature check
+		// tells the sender only whether a room is open.
+		if c, err := token.Parse(j.Token); err == nil && !s.hosts(c.Room) {
+			return identity{}, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: "room " + c.Room + " is not open here (yet)"}
+		}
 	}
 	c, rej := s.verifyToken(j.Token)
 	if rej != nil {

@@ -265,11 +265,13 @@ func TestSameUserReplacesItsSeat(t *testing.T) {
 }
 
 // Rooms created only by the operator: a valid token for a room this server
-// does not host is refused and creates nothing; the operator's room admits.
+// does not host is refused and creates nothing, and is not spent; once the
+// operator opens the room, the same token joins it.
 func TestRoomsByOperator(t *testing.T) {
 	t.Parallel()
 	srv, priv := tokenServer(t, func(c *server.Config) { c.Auth.Rooms = server.RoomsByOperator })
-	if _, rj := answer(t, srv, "127.0.0.1", protocol.Join{Token: sign(t, priv, claims("match-7", "u-1", 1))}); rj == nil || rj.Code != protocol.RejectWrongRoom {
+	tok := sign(t, priv, claims("match-7", "u-1", 1))
+	if _, rj := answer(t, srv, "127.0.0.1", protocol.Join{Token: tok}); rj == nil || rj.Code != protocol.RejectWrongRoom {
 		t.Fatalf("a token for a room not hosted: %+v, want wrong_room", rj)
 	}
 	if _, ok := findRoom(t, srv, "match-7"); ok {
@@ -278,8 +280,9 @@ func TestRoomsByOperator(t *testing.T) {
 	if err := srv.OpenRoom("match-7"); err != nil {
 		t.Fatal(err)
 	}
-	if _, rj := answer(t, srv, "127.0.0.1", protocol.Join{Token: sign(t, priv, claims("match-7", "u-1", 1))}); rj != nil {
-		t.Errorf("a token for the operator's room: %+v", rj)
+	// The same token: refused for a room not open yet, it was not spent.
+	if _, rj := answer(t, srv, "127.0.0.1", protocol.Join{Token: tok}); rj != nil {
+		t.Errorf("the token, once its room is open: %+v", rj)
 	}
 }
 

@@ -192,8 +192,9 @@ func TestAgonesShutdownStopsTheServer(t *testing.T) {
 	}
 }
 
-// An unreachable SDK server is a clear error at start, or, with fail_open,
-// a logged error and a server that serves without Agones.
+// An SDK server still unreachable after agones.ready_timeout is a clear
+// error at start, or, with fail_open, a logged error and a server that
+// serves without Agones.
 func TestAgonesUnreachable(t *testing.T) {
 	t.Parallel()
 	fake := agonestest.New(t)
@@ -201,14 +202,19 @@ func TestAgonesUnreachable(t *testing.T) {
 	fake.Close()
 	cfg := server.DefaultConfig()
 	cfg.Listen, cfg.Admin.Listen = "127.0.0.1:0", ""
-	cfg.Agones.Mode, cfg.Agones.SDKAddress = "on", addr
+	cfg.Agones.Mode, cfg.Agones.SDKAddress, cfg.Agones.ReadyTimeout = "on", addr, 600*time.Millisecond
 	srv, err := server.New(cfg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
+	began := time.Now()
 	err = srv.Start()
-	if err == nil || !strings.Contains(err.Error(), "agones: POST /ready") || !strings.Contains(err.Error(), "agones.fail_open") {
+	if err == nil || !strings.Contains(err.Error(), "agones: PUT /metadata/annotation") || !strings.Contains(err.Error(), "connection refused") ||
+		!strings.Contains(err.Error(), "agones.fail_open") {
 		t.Errorf("start with the SDK unreachable: %v", err)
+	}
+	if took := time.Since(began); took < 600*time.Millisecond {
+		t.Errorf("gave up after %v, before agones.ready_timeout", took)
 	}
 	cfg.Agones.FailOpen = true
 	open := startServer(t, func(c *server.Config) { *c = cfg; c.Listen = "127.0.0.1:0" })

@@ -55,7 +55,7 @@ docs/running.md and docs/deploy.md.
 
 SIGTERM or SIGINT drains: no new players, running matches may finish for up to
 drain_timeout, then the rest are closed with a reason and every result is written.
-A second signal stops at once.`,
+A second Ctrl-C (SIGINT) stops at once.`,
 		Example: `  rewind serve
   rewind serve --config rewind.toml --listen 0.0.0.0:4433 --public-key matchmaker.pub
   rewind serve --print-config
@@ -93,17 +93,26 @@ A second signal stops at once.`,
 			defer signal.Stop(sigs)
 			select {
 			case sig := <-sigs:
-				log.Info().Str("signal", sig.String()).Dur("drain_timeout", cfg.DrainTimeout).Msg("draining; a second signal stops at once")
+				log.Info().Str("signal", sig.String()).Dur("drain_timeout", cfg.DrainTimeout).Msg("draining; Ctrl-C again stops at once")
 			case <-srv.Stopping():
 			}
 			dctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
 			defer cancel()
 			go func() {
-				select {
-				case <-sigs:
-					log.Warn().Msg("second signal: stopping now")
-					cancel()
-				case <-dctx.Done():
+				for {
+					select {
+					case sig := <-sigs:
+						// Ctrl-C again means now; a SIGTERM (Kubernetes sends one
+						// after Agones' Shutdown) changes nothing.
+						if sig == os.Interrupt {
+							log.Warn().Msg("interrupted again: stopping now")
+							cancel()
+							return
+						}
+						log.Info().Str("signal", sig.String()).Msg("already draining")
+					case <-dctx.Done():
+						return
+					}
 				}
 			}()
 			srv.Drain(dctx)
