@@ -25,6 +25,8 @@ type agonesHost struct {
 	cfg   *AgonesConfig
 	log   zerolog.Logger
 	calls chan agonesCall // REST calls made off the room goroutines, in order
+	done  chan struct{}   // closed by close: the worker makes the calls left, then stops
+	once  sync.Once
 
 	mu    sync.Mutex
 	match string // the allocated match's room, "" before an allocation
@@ -66,7 +68,7 @@ func newAgonesHost(s *Server, cfg *AgonesConfig) (*agonesHost, error) {
 		}
 		ac = env
 	}
-	return &agonesHost{s: s, c: agones.New(ac), cfg: cfg, calls: make(chan agonesCall, agonesCallQueue),
+	return &agonesHost{s: s, c: agones.New(ac), cfg: cfg, calls: make(chan agonesCall, agonesCallQueue), done: make(chan struct{}),
 		log: s.log.With().Str("component", "agones").Str("sdk", ac.Addr).Logger()}, nil
 }
 
@@ -211,35 +213,46 @@ func (a *agonesHost) onGameServer(gs agones.GameServer) {
 	}
 }
 
-// work makes the queued REST calls, one at a time, in order. When the
-// server shuts down it makes the calls still queued (a Shutdown after the
-// last match, the last players leaving) within a few seconds, then stops.
+// work makes the queued REST calls, one at a time, in order, each within
+// agonesCallTimeout of its own (not the server's context: a Shutdown after
+// the last match, or the last players leaving, must still be sent while the
+// server stops). When close is called it makes the calls left, then
+// returns.
 func (a *agonesHost) work() {
 	defer a.s.wg.Done()
 	for {
 		select {
-		case <-a.s.ctx.Done():
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
+		case c := <-a.calls:
+			a.call(c)
+		case <-a.done:
 			for {
 				select {
 				case c := <-a.calls:
-					a.call(ctx, c)
+					a.call(c)
 				default:
 					return
 				}
 			}
-		case c := <-a.calls:
-			ctx, cancel := context.WithTimeout(a.s.ctx, 5*time.Second)
-			a.call(ctx, c)
-			cancel()
 		}
 	}
 }
 
-func (a *agonesHost) call(ctx context.Context, c agonesCall) {
+// agonesCallTimeout bounds each queued REST call.
+const agonesCallTimeout = 5 * time.Second
+
+func (a *agonesHost) call(c agonesCall) {
+	ctx, cancel := context.WithTimeout(context.Background(), agonesCallTimeout)
+	defer cancel()
 	if err := c.do(ctx); err != nil {
 		a.log.Warn().Err(err).Msg("agones: " + c.what)
+	}
+}
+
+// close tells the worker that no call will come any more: Shutdown calls it
+// once every room has closed (and queued its last calls).
+func (a *agonesHost) close() {
+	if a != nil {
+		a.once.Do(func() { close(a.done) })
 	}
 }
 

@@ -453,7 +453,8 @@ func strictTypes(from, to reflect.Type, data any) (any, error) {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		switch from.Kind() {
 		case reflect.Float32, reflect.Float64:
-			if f := reflect.ValueOf(data).Float(); f != math.Trunc(f) {
+			// Whole, and small enough to be exact: no infinity, no 1e19.
+			if f := reflect.ValueOf(data).Float(); f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 				return nil, fmt.Errorf("%v is not a whole number", f)
 			}
 		case reflect.String, reflect.Bool:
@@ -462,6 +463,9 @@ func strictTypes(from, to reflect.Type, data any) (any, error) {
 	case reflect.Float32, reflect.Float64:
 		if k := from.Kind(); k == reflect.String || k == reflect.Bool {
 			return nil, fmt.Errorf("%q is not a number", fmt.Sprint(data))
+		}
+		if k := from.Kind(); (k == reflect.Float32 || k == reflect.Float64) && math.IsInf(reflect.ValueOf(data).Float(), 0) {
+			return nil, fmt.Errorf("%v is not a finite number", data)
 		}
 	case reflect.Bool:
 		if from.Kind() != reflect.Bool {
@@ -594,8 +598,8 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("drain_timeout", "%v is negative", c.DrainTimeout)
 	case c.Match.Duration < 0:
 		return bad("match.duration", "%v is negative", c.Match.Duration)
-	case c.Match.EmptyTimeout < 0:
-		return bad("match.empty_timeout", "%v is negative", c.Match.EmptyTimeout)
+	case c.Match.EmptyTimeout <= 0:
+		return bad("match.empty_timeout", "%v must be positive: a room opened for a match would close before its players arrive", c.Match.EmptyTimeout)
 	}
 	if err := c.validateHosting(); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"testing"
 
 	"github.com/mlange-42/arche/generic"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/systems"
 )

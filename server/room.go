@@ -62,7 +62,8 @@ type room struct {
 
 	// What the server adds to a client's round trip to bound the view lag
 	// it grants (besides the client's interpolation delay), in ticks: a
-	// snapshot interval and a tick of phase, and the jitter tolerance.
+	// snapshot interval, a tick of the server's phase, a tick the client
+	// may hold a snapshot before it decodes it, and the jitter tolerance.
 	lagSlack     float64
 	inputTimeout int64 // ticks without an input before a player loses its seat
 
@@ -180,7 +181,7 @@ func newRoom(s *Server, id string) (*room, error) {
 	r := &room{
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
 		snap: int64(c.TickRate / c.SnapshotRate), seed: sc.SpreadSeed,
-		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 1 + c.ticks(c.LagComp.ViewLagTolerance),
+		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 2 + c.ticks(c.LagComp.ViewLagTolerance),
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
@@ -312,22 +313,26 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	refuse := func(code uint8, reason string) joinReply {
 		return joinReply{reject: &protocol.Reject{Code: code, Reason: reason}}
 	}
-	for _, old := range r.members {
+	// The seat this join takes over (a user has one at most): it counts as
+	// free below, and is given up only once the join is admitted.
+	var old *member
+	for _, mem := range r.members {
 		switch {
-		case who.token && old.user == who.user:
-			r.srv.m.kicked[kickReplaced].Inc()
-			r.kick(old, protocol.CloseReplaced, "replaced: the same user joined again on another connection")
-			r.remove(old)
-		case !who.token && old.name == who.name:
+		case who.token && mem.user == who.user:
+			old = mem
+		case !who.token && mem.name == who.name:
 			return refuse(protocol.RejectNameTaken, "name: "+who.name+" is already in room "+r.id)
 		}
 	}
-	if len(r.members) >= r.cfg.MaxPlayers {
-		return refuse(protocol.RejectFull, "room "+r.id+" is full")
-	}
-	n := [3]int{}
+	n, seated := [3]int{}, 0
 	for _, mem := range r.members {
-		n[mem.team]++
+		if mem != old {
+			n[mem.team]++
+			seated++
+		}
+	}
+	if seated >= r.cfg.MaxPlayers {
+		return refuse(protocol.RejectFull, "room "+r.id+" is full")
 	}
 	perTeam := (r.cfg.MaxPlayers + 1) / 2
 	team := who.team
@@ -347,6 +352,11 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	class := who.class
 	if class == "" {
 		class = r.sim.Catalog.Classes()[0].Name
+	}
+	if old != nil {
+		r.srv.m.kicked[kickReplaced].Inc()
+		r.kick(old, protocol.CloseReplaced, "replaced: the same user joined again on another connection")
+		r.remove(old)
 	}
 	spawn := r.spawnPoint(team)
 	c := r.cfg.Match
@@ -431,7 +441,7 @@ func (r *room) fold(mem *member) {
 // applyInputs queues a packet's inputs and records its acknowledgement. Each
 // input is bounded by what the server measured when it arrived: an honest
 // client was rendering no earlier than the arrival tick minus the round
-// trip, its interpolation delay, a snapshot interval and a tick, and the
+// trip, its interpolation delay, a snapshot interval, two ticks, and the
 // jitter tolerance (docs/protocol.md, "View lag"); a claim beyond is cut.
 func (r *room) applyInputs(mem *member, p *protocol.InputPacket, rtt time.Duration) {
 	now := r.sim.Now()
@@ -727,12 +737,10 @@ func (r *room) finish(why endReason) {
 		reason = "server shutting down: the match did not finish within drain_timeout"
 	}
 	for _, mem := range r.members {
-		mem.sess.conn.CloseWithError(code, reason)
 		r.fold(mem)
 		r.srv.m.players.Dec()
 		r.srv.agones.playerLeft(mem.user)
 	}
-	r.members = nil
 	res := r.result(why)
 	// The whole result goes into the log line too: log shipping keeps it
 	// where the results file may not outlive its pod.
@@ -749,6 +757,15 @@ func (r *room) finish(why endReason) {
 	}
 	r.srv.m.matches[why].Inc()
 	r.srv.agones.roomClosed(r.id)
+	// Closing writes to the network and waits: not on the room's goroutine.
+	for _, mem := range r.members {
+		r.srv.wg.Add(1)
+		go func() {
+			defer r.srv.wg.Done()
+			mem.sess.conn.CloseWithError(code, reason)
+		}()
+	}
+	r.members = nil
 }
 
 // result is the match's result as it ends.

@@ -52,6 +52,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	rooms    map[string]*room
+	ended    map[string]time.Time // rooms closed lately, by id: a token cannot reopen a match that ended
 	sessions map[*session]struct{}
 	closing  bool
 	draining atomic.Bool
@@ -91,7 +92,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, m: newMetrics(buildinfo.Read()), tls: tc, certSum: certSHA256(tc), weapons: file,
-		catalog: catalog, limiter: lim, rooms: map[string]*room{}, sessions: map[*session]struct{}{},
+		catalog: catalog, limiter: lim, rooms: map[string]*room{}, ended: map[string]time.Time{}, sessions: map[*session]struct{}{},
 		stopping: make(chan struct{})}
 	s.rejectLog = log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second})
 	if s.verifier, err = newVerifier(&cfg.Auth); err != nil {
@@ -411,6 +412,11 @@ func (s *Server) roomFor(id string, create bool) (*room, *protocol.Reject) {
 		if !create {
 			return nil, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: "room " + id + " is not hosted here"}
 		}
+		if _, over := s.ended[id]; over && s.verifier != nil {
+			// A token (a reconnection, a late join) does not reopen a match
+			// that ended: one match, one result.
+			return nil, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: "match " + id + " is over"}
+		}
 		var err error
 		if r, err = s.newRoomLocked(id); err != nil {
 			return nil, &protocol.Reject{Code: protocol.RejectFull, Reason: "the server is full"}
@@ -456,12 +462,23 @@ func (s *Server) closeRoomIfIdle(r *room) bool {
 	return true
 }
 
-// removeRoomLocked forgets a room that is closing; s.mu is held.
+// removeRoomLocked forgets a room that is closing, remembering that its
+// match ended for as long as a token for it may still be valid; s.mu is
+// held.
 func (s *Server) removeRoomLocked(r *room) {
-	if s.rooms[r.id] == r {
-		delete(s.rooms, r.id)
-		s.m.rooms.Dec()
+	if s.rooms[r.id] != r {
+		return
 	}
+	delete(s.rooms, r.id)
+	s.m.rooms.Dec()
+	now := time.Now()
+	keep := s.cfg.Auth.MaxTokenLifetime + s.cfg.Auth.ClockSkew
+	for id, at := range s.ended {
+		if now.Sub(at) > keep {
+			delete(s.ended, id)
+		}
+	}
+	s.ended[r.id] = now
 }
 
 func (s *Server) sessionDone(se *session) {
@@ -514,13 +531,29 @@ func (s *Server) Drain(ctx context.Context) error {
 		for _, r := range rooms {
 			r.end(endDrainTimeout)
 		}
+		// A room whose loop is stuck (in a weapon kind's code, say) never
+		// ends: wait a bounded time, and name it.
+		bound := time.After(drainStuckBound)
 		for _, r := range rooms {
-			<-r.done
+			select {
+			case <-r.done:
+			case <-bound:
+				s.log.Error().Str("room", r.id).Msg("drain: the room did not end: its loop is stuck")
+			}
 		}
 		s.log.Warn().Msg("drain timed out: the matches left were closed")
 	}
 	return err
 }
+
+// closingPeriod is how long Shutdown keeps the transport open after closing
+// the connections, so that a lost close is sent again: several of a
+// client's ticks.
+const closingPeriod = 300 * time.Millisecond
+
+// drainStuckBound is how long Drain waits, after its timeout, for the rooms
+// it ended.
+const drainStuckBound = 5 * time.Second
 
 // Shutdown stops the server: no new connections or joins, every room
 // finishes its current tick, writes its result and closes its clients'
@@ -558,6 +591,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
+	// The rooms have queued their last Agones calls (players leaving, the
+	// Shutdown after one match): the worker makes them, then stops.
+	s.agones.close()
 	// Sessions that never reached a room.
 	for _, se := range sessions {
 		se.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
@@ -571,6 +607,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = werr
 	}
 	if s.tr != nil {
+		// QUIC's closing period: a client whose CONNECTION_CLOSE was lost
+		// sends again, and the transport answers with the close, reason
+		// included, for as long as it is open.
+		if len(rooms)+len(sessions) > 0 {
+			select {
+			case <-time.After(closingPeriod):
+			case <-ctx.Done():
+			}
+		}
 		s.tr.Close()
 		s.udp.Close()
 	}

@@ -1,17 +1,19 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
-	"github.com/rewind-gg/rewind/internal/buildinfo"
-	"time"
-
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/weapons"
 )
@@ -19,6 +21,8 @@ import (
 // benchRoom is a room without a network: 12 members whose sessions are
 // channels the benchmark drains, standing in for the QUIC senders.
 type benchRoom struct {
+	claim   float64 // the view lag every input claims, ticks (default 6)
+	skip    int     // when > 0, a member sends no input one tick in skip (it is rooted)
 	r       *room
 	members []*member
 	rng     *rand.Rand
@@ -36,9 +40,15 @@ const (
 	ackLoss  = 0.05
 )
 
-func newBenchRoom(tb testing.TB) *benchRoom {
+func newBenchRoom(tb testing.TB) *benchRoom { return newBenchRoomWith(tb, nil) }
+
+// newBenchRoomWith is the benchmark room with its config changed first.
+func newBenchRoomWith(tb testing.TB, change func(*Config)) *benchRoom {
 	cfg := DefaultConfig()
 	cfg.Match.Health = 1e9 // nobody dies: the load stays the same
+	if change != nil {
+		change(&cfg)
+	}
 	file := &weapons.File{Weapons: []weapons.Definition{{Name: "rocket", Kind: "projectile", Damage: 1, Speed: 25, Radius: 0.15, LifetimeTicks: 50}}}
 	cat, err := file.Catalog(weapons.NewRegistry())
 	if err != nil {
@@ -76,6 +86,9 @@ func (b *benchRoom) step() {
 	r := b.r
 	now := r.sim.Now()
 	for i, m := range b.members {
+		if b.skip > 0 && (now+int64(i))%int64(b.skip) == 0 {
+			continue
+		}
 		in := protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1}
 		q := &in.Inputs[0]
 		phase := float64(now)*0.07 + float64(i)
@@ -84,7 +97,7 @@ func (b *benchRoom) step() {
 		if (now+int64(i))%4 == 0 {
 			q.Buttons = ecs.ButtonFire
 		}
-		q.ViewLag = protocol.QuantizeLag(6)
+		q.ViewLag = protocol.QuantizeLag(cmp.Or(b.claim, 6))
 		// Acknowledgements due now ride on the input, as a client's would.
 		due := &b.acks[i][now%(ackDelay+2)]
 		for _, a := range *due {
@@ -190,4 +203,41 @@ func TestRoomTickAllocatesNothing(t *testing.T) {
 	}); allocs != 0 {
 		t.Errorf("200 room ticks with 12 snapshots allocate %v times", allocs)
 	}
+}
+
+// The tick's rarer branches allocate nothing either: players dying and
+// respawning (teleports in the history, NoDamage hits on the invulnerable),
+// claims beyond the measured bound (clamps counted), rooted ticks.
+func TestRoomTickAllocatesNothingWhenItGetsRough(t *testing.T) {
+	br := newBenchRoomWith(t, func(c *Config) {
+		c.Match.Health, c.Match.RespawnTicks, c.Match.InvulnerableTicks = 5, 10, 20
+	})
+	br.claim, br.skip = 30, 7
+	for range 300 {
+		br.step()
+	}
+	m := br.r.srv.m
+	before := readCounter(m.clamped[ecs.ClampMeasured]) + readCounter(m.hits[ecs.NoDamageInvulnerable])
+	if allocs := testing.AllocsPerRun(1, func() {
+		for range 200 {
+			br.step()
+		}
+	}); allocs != 0 {
+		t.Errorf("200 rough room ticks allocate %v times", allocs)
+	}
+	var teleports uint32
+	for _, mem := range br.members {
+		_, _, life, _, _, _ := br.r.body.Get(mem.entity)
+		teleports += life.Teleports
+	}
+	clamps := readCounter(m.clamped[ecs.ClampMeasured])
+	if after := clamps + readCounter(m.hits[ecs.NoDamageInvulnerable]); after-before < 100 || clamps == 0 || teleports == 0 {
+		t.Errorf("%v clamps and no-damage hits in 200 ticks, %d teleports: the test must take the rough branches", after-before, teleports)
+	}
+}
+
+func readCounter(c prometheus.Counter) float64 {
+	var m dto.Metric
+	c.Write(&m)
+	return m.GetCounter().GetValue()
 }

@@ -249,18 +249,54 @@ func TestTeamsStayBalanced(t *testing.T) {
 }
 
 // The same user joining again (a reconnection, with a fresh token) takes its
-// seat over: the old connection is closed with code 6, the room holds one.
+// seat over: the old connection is closed with code 6, the others stay. A
+// reconnection the room refuses (a class its token cannot have) leaves the
+// old seat as it was.
 func TestSameUserReplacesItsSeat(t *testing.T) {
 	t.Parallel()
 	srv, priv := tokenServer(t, nil)
 	first := joinRaw(t, srv, srv.Addr().String(), protocol.Join{Token: sign(t, priv, claims("arena", "bob", 1))})
+	carol := joinRaw(t, srv, srv.Addr().String(), protocol.Join{Token: sign(t, priv, claims("arena", "carol", 2))})
+	bad := claims("arena", "bob", 1)
+	bad.Class = "wizard"
+	if _, rj := answer(t, srv, "127.0.0.1", protocol.Join{Token: sign(t, priv, bad)}); rj == nil || rj.Code != protocol.RejectBadJoin {
+		t.Fatalf("a reconnection with a class that does not exist: %+v", rj)
+	}
+	if first.conn.Context().Err() != nil {
+		t.Fatal("a refused reconnection cost the user its seat")
+	}
 	second := joinRaw(t, srv, srv.Addr().String(), protocol.Join{Token: sign(t, priv, claims("arena", "bob", 1))})
 	if code, reason := first.closed(t, 10*time.Second); code != protocol.CloseReplaced {
 		t.Errorf("the first connection closed with %d %q, want %d", code, reason, protocol.CloseReplaced)
 	}
 	players := roomStats(t, srv, "arena").Players
-	if len(players) != 1 || players[0].ID != second.welcome.Player || players[0].User != "bob" {
-		t.Errorf("players %+v, want the second connection's only", players)
+	ids := map[uint32]string{}
+	for _, p := range players {
+		ids[p.ID] = p.User
+	}
+	if len(players) != 2 || ids[second.welcome.Player] != "bob" || ids[carol.welcome.Player] != "carol" {
+		t.Errorf("players %+v, want bob's second connection and carol", players)
+	}
+	if carol.conn.Context().Err() != nil {
+		t.Error("carol lost her connection")
+	}
+}
+
+// A match that ended is over: a token for it (a reconnection, a late
+// player) does not open its room again, so one match has one result.
+func TestAnEndedMatchStaysOver(t *testing.T) {
+	t.Parallel()
+	srv, priv := tokenServer(t, func(c *server.Config) { c.Match.Duration = time.Second })
+	p := joinRaw(t, srv, srv.Addr().String(), protocol.Join{Token: sign(t, priv, claims("final", "dana", 1))})
+	if code, reason := p.closed(t, 10*time.Second); code != protocol.CloseMatchOver || reason != "match over" {
+		t.Fatalf("closed with %d %q, want match over", code, reason)
+	}
+	until(t, 10*time.Second, "the room did not close", func() bool { _, ok := findRoom(t, srv, "final"); return !ok })
+	if _, rj := answer(t, srv, "127.0.0.1", protocol.Join{Token: sign(t, priv, claims("final", "dana", 1))}); rj == nil || rj.Code != protocol.RejectWrongRoom {
+		t.Errorf("a token for the ended match: %+v, want wrong_room", rj)
+	}
+	if v := gather(t, srv).value("rewind_matches_total", "reason", "finished"); v != 1 {
+		t.Errorf("rewind_matches_total{reason=finished} = %v, want 1", v)
 	}
 }
 

@@ -166,14 +166,48 @@ func TestAgonesLifecycle(t *testing.T) {
 	if got := fake.ListValues("players"); len(got) != 0 {
 		t.Errorf("players list %q after alice left", got)
 	}
-	await(t, fake, "POST", "/shutdown", 1)
 	select {
 	case <-srv.Stopping():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not ask to stop after its one match")
 	}
-	if fake.GameServer().State != "Shutdown" {
-		t.Errorf("state %q", fake.GameServer().State)
+	// As rewind serve does: drain, then shut down. The Shutdown call is
+	// made before the server's goroutines end.
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Drain(ctx)
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(fake, "POST", "/shutdown"); n != 1 || fake.GameServer().State != "Shutdown" {
+		t.Errorf("%d Shutdown calls, state %q: want the one Shutdown, made before the server stopped", n, fake.GameServer().State)
+	}
+}
+
+// A drain whose time is up ends the rooms left; one whose loop is stuck
+// cannot end, and the drain does not wait for it forever.
+func TestDrainDoesNotWaitForAStuckRoom(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	reg, file := stallWeapons(t, release)
+	srv := startServer(t, func(c *server.Config) { c.Kinds, c.WeaponsFile = reg, file })
+	var jam atomic.Bool
+	p := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "stuck", Name: "jammer", Class: "staller",
+		Input: scripted(func(v *client.View) client.Intent { return client.Intent{Fire: jam.Load(), Weapon: v.Welcome.Loadout[0]} })})
+	stop := start(p)
+	defer stop()
+	defer close(release) // before the test's Shutdown: the room can end then
+	waitTicks(t, srv, "stuck", 5)
+	jam.Store(true)
+	until(t, 10*time.Second, "the room never got stuck", func() bool { return srv.Healthy() != nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if err := srv.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("drain: %v", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the drain took %v with a stuck room", took)
 	}
 }
 
