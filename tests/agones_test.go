@@ -193,7 +193,9 @@ func TestDrainDoesNotWaitForAStuckRoom(t *testing.T) {
 	srv := startServer(t, func(c *server.Config) { c.Kinds, c.WeaponsFile = reg, file })
 	var jam atomic.Bool
 	p := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "stuck", Name: "jammer", Class: "staller",
-		Input: scripted(func(v *client.View) client.Intent { return client.Intent{Fire: jam.Load(), Weapon: v.Welcome.Loadout[0]} })})
+		Input: scripted(func(v *client.View) client.Intent {
+			return client.Intent{Fire: jam.Load(), Weapon: v.Welcome.Loadout[0]}
+		})})
 	stop := start(p)
 	defer stop()
 	defer close(release) // before the test's Shutdown: the room can end then
