@@ -1,5 +1,6 @@
-// Package client is Rewind's Go client SDK: it connects to a server, joins a
-// room and plays at the server's tick rate.
+// Package client is Rewind's Go client SDK: it connects to a server,
+// verifies it (a CA, or the certificate hash the matchmaker handed out),
+// joins with its connect token and plays at the server's tick rate.
 //
 // Every client tick it asks an [InputSource] what the player does, predicts
 // the local player with the server's own movement code (package movement) and
@@ -12,7 +13,9 @@
 // the buffered inputs (seed 001), and smooths the visible correction (snap
 // beyond 2 m, else the display error decays by 10% a tick). Remote entities
 // are interpolated between snapshots at the interpolation delay behind the
-// newest snapshot.
+// newest snapshot, never across a teleport. The pellets of its shots are
+// the server's (package spread): it predicts them from the match's seed and
+// takes the server's count of its shots from every snapshot.
 //
 // [Bot] is an InputSource that plays by itself; `rewind bots` and
 // `rewind demo` are built on it.

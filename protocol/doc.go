@@ -1,7 +1,7 @@
 // Package protocol is Rewind's wire format, shared by the server and the Go
 // client SDK and documented byte by byte in docs/protocol.md.
 //
-// A client connects over QUIC (ALPN "rewind/1"), opens one bidirectional
+// A client connects over QUIC (ALPN "rewind/2"), opens one bidirectional
 // stream for control messages (Join, Welcome, Reject, game events), and
 // exchanges unreliable QUIC DATAGRAMs (RFC 9221) of at most MaxDatagram
 // bytes: inputs from the client, snapshots from the server.

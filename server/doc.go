@@ -1,16 +1,28 @@
 // Package server hosts Rewind matches over QUIC.
 //
-// A [Server] listens for QUIC connections (ALPN "rewind/1"), reads each
-// client's Join from its control stream and places it in a room, created on
-// demand. A room is one goroutine that owns one systems.Simulation (one arche
-// World, Dino Squad's "one physics scene per room"): it ticks at the
-// configured rate, takes inputs from its sessions through a channel, and
-// sends every client a delta-compressed snapshot of the world and the game
-// events that concern it. Nothing in the tick blocks on the network: sessions
-// have their own goroutines and bounded queues, and whatever does not fit is
-// dropped and counted.
+// A [Server] listens for QUIC connections (ALPN "rewind/2"), reads each
+// client's Join from its control stream and admits it: a connect token
+// signed by the matchmaker (package token) says who the player is and which
+// room it joins, and per-source caps (package limits) bound what one address
+// may hold; without the matchmaker's keys the server runs in an open
+// development mode, on loopback only. A room is one goroutine that owns one
+// systems.Simulation (one arche World, Dino Squad's "one physics scene per
+// room"): it ticks at the configured rate, takes inputs from its sessions
+// through a channel, bounds every claimed view lag by what the server
+// measured of the client, and sends every client a delta-compressed snapshot
+// of the world and the game events that concern it. Nothing in the tick
+// blocks on the network: sessions have their own goroutines and bounded
+// queues, and whatever does not fit is dropped and counted.
+//
+// A room closes when its match ends (match.duration), when it has been
+// empty for match.empty_timeout, or when the server drains or shuts down;
+// it then writes its result (package results). Under Agones (package
+// agones) the server reports Ready, Health while its room loops tick, opens
+// the allocated match's room, reports players and, serving one match,
+// shuts the GameServer down after it.
 //
 // Configuration comes from defaults, a TOML or YAML file, REWIND_*
 // environment variables and flags, in that order ([LoadConfig]); the admin
-// HTTP port serves Prometheus metrics and pprof.
+// HTTP port serves Prometheus metrics, health, readiness and the rooms API,
+// and Go's profiler has a listener of its own.
 package server
