@@ -23,7 +23,8 @@ func newKeygenCmd(stdout io.Writer) *cobra.Command {
 		Short: "Make an Ed25519 key pair for signing connect tokens",
 		Long: `Write NAME.key (the private key: the matchmaker signs tokens with it; keep it
 secret, mode 0600) and NAME.pub (the public key: servers check tokens with it,
-auth.public_keys) into --dir, as PEM. Prints the key id tokens name it by.
+auth.public_keys) into --dir (created if needed), as PEM. Prints the key id tokens
+name it by.
 Existing files are never overwritten.`,
 		Example: `  rewind keygen --dir keys --name matchmaker-2026-11
   rewind serve --public-key keys/matchmaker-2026-11.pub`,
@@ -42,6 +43,9 @@ Existing files are never overwritten.`,
 			}
 			pubPEM, err := token.MarshalPublicKey(pub)
 			if err != nil {
+				return &exitError{code: 1, msg: "keygen: " + err.Error()}
+			}
+			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return &exitError{code: 1, msg: "keygen: " + err.Error()}
 			}
 			keyPath, pubPath := filepath.Join(dir, name+".key"), filepath.Join(dir, name+".pub")

@@ -13,7 +13,7 @@ import (
 // keygen writes a secret private key and a public key, never over existing
 // files; token mints what inspect reads back and verifies.
 func TestKeygenTokenInspect(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "keys") // created by keygen
 	code, out, errs := runCmd(t, "keygen", "--dir", dir, "--name", "mm")
 	if code != 0 {
 		t.Fatalf("keygen: %d %s %s", code, out, errs)

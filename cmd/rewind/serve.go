@@ -116,6 +116,9 @@ A second Ctrl-C (SIGINT) stops at once.`,
 				}
 			}()
 			srv.Drain(dctx)
+			// Past the drain a signal terminates the process, as by default:
+			// nothing is left to wait for but the rooms' last tick.
+			signal.Stop(sigs)
 			sctx, scancel := context.WithTimeout(context.Background(), shutdownBound)
 			defer scancel()
 			if err := srv.Shutdown(sctx); err != nil {
