@@ -265,27 +265,26 @@ func (a *agonesHost) enqueue(what string, do func(context.Context) error) {
 }
 
 // playerJoined and playerLeft report a player, by user id.
-func (a *agonesHost) playerJoined(user string) {
-	if !a.active() {
-		return
-	}
-	switch a.cfg.Players {
-	case "list":
-		a.enqueue("add player "+user, func(ctx context.Context) error { return a.c.AddListValue(ctx, a.cfg.PlayersList, user) })
-	case "alpha":
-		a.enqueue("player connect "+user, func(ctx context.Context) error { return a.c.PlayerConnect(ctx, user) })
-	}
-}
+func (a *agonesHost) playerJoined(user string) { a.player(user, true) }
+func (a *agonesHost) playerLeft(user string)   { a.player(user, false) }
 
-func (a *agonesHost) playerLeft(user string) {
+func (a *agonesHost) player(user string, joined bool) {
 	if !a.active() {
 		return
 	}
 	switch a.cfg.Players {
 	case "list":
-		a.enqueue("remove player "+user, func(ctx context.Context) error { return a.c.RemoveListValue(ctx, a.cfg.PlayersList, user) })
+		if joined {
+			a.enqueue("add player "+user, func(ctx context.Context) error { return a.c.AddListValue(ctx, a.cfg.PlayersList, user) })
+		} else {
+			a.enqueue("remove player "+user, func(ctx context.Context) error { return a.c.RemoveListValue(ctx, a.cfg.PlayersList, user) })
+		}
 	case "alpha":
-		a.enqueue("player disconnect "+user, func(ctx context.Context) error { return a.c.PlayerDisconnect(ctx, user) })
+		if joined {
+			a.enqueue("player connect "+user, func(ctx context.Context) error { return a.c.PlayerConnect(ctx, user) })
+		} else {
+			a.enqueue("player disconnect "+user, func(ctx context.Context) error { return a.c.PlayerDisconnect(ctx, user) })
+		}
 	}
 }
 

@@ -647,15 +647,28 @@ func (s *Server) verifyToken(tok []byte) (token.Claims, *protocol.Reject) {
 	if err == nil {
 		return c, nil
 	}
+	return token.Claims{}, &protocol.Reject{Code: rejectCode(err), Reason: err.Error()}
+}
+
+// rejectCode is the reject code of a token the verifier refused.
+func rejectCode(err error) uint8 {
 	var te *token.Error
-	code := uint8(protocol.RejectTokenInvalid)
-	if errors.As(err, &te) {
-		code = map[token.Reason]uint8{
-			token.Malformed: protocol.RejectTokenInvalid, token.TooLong: protocol.RejectTokenInvalid,
-			token.UnknownKey: protocol.RejectTokenKey, token.BadSignature: protocol.RejectTokenSignature,
-			token.Expired: protocol.RejectTokenExpired, token.NotYetValid: protocol.RejectTokenEarly,
-			token.Replayed: protocol.RejectTokenReplayed, token.CacheFull: protocol.RejectBusy,
-		}[te.Reason]
+	if !errors.As(err, &te) {
+		return protocol.RejectTokenInvalid
 	}
-	return token.Claims{}, &protocol.Reject{Code: code, Reason: err.Error()}
+	switch te.Reason {
+	case token.UnknownKey:
+		return protocol.RejectTokenKey
+	case token.BadSignature:
+		return protocol.RejectTokenSignature
+	case token.Expired:
+		return protocol.RejectTokenExpired
+	case token.NotYetValid:
+		return protocol.RejectTokenEarly
+	case token.Replayed:
+		return protocol.RejectTokenReplayed
+	case token.CacheFull:
+		return protocol.RejectBusy
+	}
+	return protocol.RejectTokenInvalid // malformed, or valid for too long
 }

@@ -88,7 +88,6 @@ type Simulation struct {
 	lives     *generic.Filter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal]
 	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
 	shields   *generic.Filter1[ecs.Shield]
-	lagOf     generic.Map[ecs.ViewLag]
 	shotOf    generic.Map[ecs.Shot]
 	healthOf  generic.Map2[ecs.Health, ecs.Life]
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
@@ -148,7 +147,6 @@ func New(cfg Config) (*Simulation, error) {
 		lives:     generic.NewFilter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal](),
 		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
 		shields:   generic.NewFilter1[ecs.Shield](),
-		lagOf:     generic.NewMap[ecs.ViewLag](w),
 		shotOf:    generic.NewMap[ecs.Shot](w),
 		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
 		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),

@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"github.com/mlange-42/arche/generic"
 	"math"
 	"reflect"
 	"testing"
@@ -154,7 +155,7 @@ func TestRootedWithoutInput(t *testing.T) {
 	if math.Abs(z()-0.6) > 1e-12 || shots() != 1 || q.Applied != 2 {
 		t.Errorf("tick 2: z=%v shots=%d applied=%d", z(), shots(), q.Applied)
 	}
-	if lag := s.lagOf.Get(p).Ticks; lag != 2 {
+	if lag := viewLag(s, p).Ticks; lag != 2 {
 		t.Errorf("view lag from the input's view time: %v, want 2", lag)
 	}
 }
@@ -223,7 +224,7 @@ func TestDespawnedPlayerStaysInHistory(t *testing.T) {
 	old := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	now := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Pos: geom.V(5, 0, 0)})
 	target := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Pos: geom.V(0, 0, 10)})
-	s.lagOf.Get(old).Ticks = 5
+	viewLag(s, old).Ticks = 5
 	for range 10 {
 		s.Step()
 	}
@@ -356,4 +357,10 @@ func TestDeathAndRespawn(t *testing.T) {
 	if r := s.Events.Shots[0].Result; r != ecs.ResultHit {
 		t.Errorf("after respawn the shot %v, want hit", r)
 	}
+}
+
+// viewLag returns an entity's ViewLag component, for tests to read or set.
+func viewLag(s *Simulation, e ecs.Entity) *ecs.ViewLag {
+	m := generic.NewMap[ecs.ViewLag](s.World)
+	return m.Get(e)
 }

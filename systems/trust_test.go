@@ -389,7 +389,7 @@ func TestNoGhostBetweenDeathAndSpawn(t *testing.T) {
 	}
 	// The witness saw 1.5 ticks back (view time 5.5, between the death spot
 	// and the spawn point) and shoots at the midpoint, x = 0.
-	s.lagOf.Get(witness).Ticks = 1.5
+	viewLag(s, witness).Ticks = 1.5
 	fire := func(dir geom.Vec3) ecs.ShotEvent {
 		s.QueueInput(victim, ecs.Input{Tick: s.Now()})
 		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{Shooter: witness, Origin: geom.V(0, 1, -2), Dir: dir, Scripted: true})
