@@ -161,15 +161,30 @@ type Client struct {
 	packet     protocol.InputPacket
 	stats      Stats
 	bytesIn    atomic.Uint64
+	targets    map[uint32]*TargetStats // by target entity id, guarded by mu
 }
 
 // shotRecord is what the client remembers of a recent shot.
 type shotRecord struct {
-	shot  uint16
-	tick  int64
-	seen  uint32 // the target it saw hit, 0: none
-	dead  bool   // fired after the server had already killed the shooter
-	valid bool
+	shot uint16
+	tick int64
+	// seen are the enemies its pellets hit on the client's screen (0:
+	// none); confirmed says the server registered the shot on one of them.
+	seen      [maxSeen]uint32
+	hitscan   bool
+	confirmed bool  // on any of them
+	targetsOK uint8 // bit i: on seen[i]
+	dead      bool // fired after the server had already killed the shooter
+	valid     bool
+}
+
+// maxSeen is how many distinct targets one shot's pellets are remembered
+// hitting.
+const maxSeen = 8
+
+// saw reports whether one of the shot's pellets hit target on the screen.
+func (r *shotRecord) saw(target uint32) bool {
+	return target != 0 && slices.Contains(r.seen[:], target)
 }
 
 // shotRing is how many recent shots are remembered for hit confirmation:
@@ -556,8 +571,24 @@ func (c *Client) onEvent(ev protocol.Event) {
 				c.stats.NoDamage++
 			}
 			// Either way lag compensation registered the hit on that target.
-			if r := &c.shots[ev.Shot%shotRing]; r.valid && r.shot == ev.Shot && r.seen == ev.Other {
-				c.stats.SeenConfirmed++
+			if r := &c.shots[ev.Shot%shotRing]; r.valid && r.shot == ev.Shot && r.hitscan {
+				c.stats.HitEvents++
+				c.mu.Lock()
+				ts := c.target(ev.Other)
+				ts.HitEvents++
+				switch {
+				case !r.saw(ev.Other):
+					c.stats.FalsePositives++
+					ts.FalsePositives++
+				case !r.confirmed:
+					r.confirmed = true
+					c.stats.SeenConfirmed++
+				}
+				if i := slices.Index(r.seen[:], ev.Other); ev.Other != 0 && i >= 0 && r.targetsOK&(1<<i) == 0 {
+					r.targetsOK |= 1 << i
+					ts.SeenConfirmed++
+				}
+				c.mu.Unlock()
 			}
 		}
 	case protocol.EventKill:
@@ -572,7 +603,7 @@ func (c *Client) onEvent(ev protocol.Event) {
 				if r := &c.shots[i]; r.valid && !r.dead && r.tick > int64(ev.Tick) {
 					r.dead = true
 					c.stats.ShotsAfterDeath++
-					if r.seen != 0 {
+					if r.seen[0] != 0 {
 						c.stats.HitsSeenAfterDeath++
 					}
 				}

@@ -98,16 +98,23 @@ func (c *Client) fired(f *frame) {
 	}
 	o := f.pos.Add(geom.V(0, c.welcome.EyeHeight, 0))
 	aim := movement.Aim(f.in.Yaw, f.in.Pitch)
-	target := uint32(0)
+	r := shotRecord{shot: f.q.Shot, tick: f.tick, hitscan: true, valid: true}
 	key := spread.Key(c.welcome.SpreadSeed, c.welcome.Player, f.seq)
+	n := 0
 	for p := range max(int(w.Pellets), 1) { // the server's own pellets (package spread)
-		if target = c.firstEnemy(o, spread.Dir(aim, w.Spread, key, p), w.Range); target != 0 {
-			break
+		if t := c.firstEnemy(o, spread.Dir(aim, w.Spread, key, p), w.Range); t != 0 && !r.saw(t) && n < maxSeen {
+			r.seen[n] = t
+			n++
 		}
 	}
-	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, seen: target, valid: true}
-	if target != 0 {
+	c.shots[f.q.Shot%shotRing] = r
+	if n > 0 {
 		c.stats.HitsSeen++
+		c.mu.Lock()
+		for _, t := range r.seen[:n] {
+			c.target(t).HitsSeen++
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -150,7 +157,11 @@ type Stats struct {
 	HitsSeen         uint64 // hitscan shots that hit an enemy on the client's screen
 	HitsConfirmed    uint64 // hits the server confirmed that dealt damage (Hit events)
 	NoDamage         uint64 // hits the server registered on a target that took no damage (invulnerable, already dead)
-	SeenConfirmed    uint64 // hits seen that the server registered on the same target (with or without damage)
+	SeenConfirmed    uint64 // hits seen (shots) that the server registered on a target the shot's pellets hit on the screen (with or without damage)
+	// HitEvents counts the Hit and NoDamage events of the player's own
+	// hitscan shots; FalsePositives those of them on a target that no pellet
+	// of the shot hit on the client's screen.
+	HitEvents, FalsePositives uint64
 	// SpreadCorrections counts snapshots whose count of the player's shots
 	// differed from the prediction (a fire input lost for good): the client
 	// took the server's, and its next pellets are the server's again.
@@ -161,6 +172,39 @@ type Stats struct {
 	HitsSeenAfterDeath uint64
 	Kills, Deaths      uint64
 	RTT                time.Duration
+}
+
+// TargetStats counts the player's hitscan hits on one target.
+type TargetStats struct {
+	HitsSeen       uint64 // shots with a pellet that hit it on the client's screen
+	SeenConfirmed  uint64 // of those shots, the ones the server registered on it
+	HitEvents      uint64 // hit events (Hit and NoDamage) on it of the player's hitscan shots
+	FalsePositives uint64 // hit events on it of shots that no pellet hit it with on the screen
+}
+
+// target returns the counters of a target, creating them; c.mu is held.
+func (c *Client) target(id uint32) *TargetStats {
+	if c.targets == nil {
+		c.targets = map[uint32]*TargetStats{}
+	}
+	t := c.targets[id]
+	if t == nil {
+		t = &TargetStats{}
+		c.targets[id] = t
+	}
+	return t
+}
+
+// Targets returns the player's hit counters per target entity id. It is
+// safe to call from any goroutine.
+func (c *Client) Targets() map[uint32]TargetStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[uint32]TargetStats, len(c.targets))
+	for id, t := range c.targets {
+		m[id] = *t
+	}
+	return m
 }
 
 // Stats returns the client's counters as of its last tick. It is safe to
