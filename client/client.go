@@ -174,7 +174,7 @@ type shotRecord struct {
 	hitscan   bool
 	confirmed bool  // on any of them
 	targetsOK uint8 // bit i: on seen[i]
-	dead      bool // fired after the server had already killed the shooter
+	dead      bool  // fired after the server had already killed the shooter
 	valid     bool
 }
 
