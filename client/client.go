@@ -18,6 +18,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
@@ -52,18 +53,29 @@ type Config struct {
 	InsecureSkipVerify bool
 	// Input decides what the player does every tick.
 	Input InputSource
-	// InterpDelay is how far behind the newest snapshot remote entities are
-	// shown (default 100 ms: two snapshots at 20 Hz).
+	// InterpDelay is the longest the client shows remote entities behind the
+	// newest snapshot (default 250 ms, the server's default bound): it
+	// declares it at the join, the server grants view lag for it, and the
+	// client adapts its delay below it to the snapshots' jitter and loss.
 	InterpDelay time.Duration
 	// Redundancy is the most inputs one datagram carries (default and
 	// maximum 32; 1 sends each input once).
 	Redundancy int
-	// Lead is how many ticks of inputs the client keeps queued at the server
-	// ahead of its simulation (default 2): a margin against jitter.
+	// Lead is how many ticks ahead of the server the client starts
+	// predicting (default 2); from there the clock adapts to the margins the
+	// server measures.
 	Lead int
+	// Channel is the datagram channel to offer: "" (the sealed channel, or
+	// QUIC DATAGRAMs if the server only has those) or "quic" (QUIC DATAGRAMs
+	// only).
+	Channel string
 	// OnEvent receives game events, on the goroutine that runs Run.
 	OnEvent func(protocol.Event)
-	Log     zerolog.Logger
+	// OnHitMarker receives each of the player's hits once, as soon as a
+	// snapshot or the control stream confirms it, on the goroutine that
+	// runs Run.
+	OnHitMarker func(HitMarker)
+	Log         zerolog.Logger
 }
 
 // InputSource decides a player's input for a tick, seeing what the client
@@ -98,6 +110,13 @@ type Intent struct {
 	Weapon       uint8 // a weapon id of the Welcome's loadout
 }
 
+// HitMarker is a hit of the player's the server confirmed.
+type HitMarker struct {
+	protocol.HitConfirm
+	// ViaSnapshot: a snapshot brought it before the control stream did.
+	ViaSnapshot bool
+}
+
 // RejectError is a join the server refused.
 type RejectError struct{ protocol.Reject }
 
@@ -120,7 +139,12 @@ type Client struct {
 	mapBoxes  []geom.AABB
 	dt        time.Duration
 
-	datagrams chan []byte
+	dg        channel.Conn      // inputs and snapshots
+	sealed    *channel.Endpoint // the sealed channel's, nil on QUIC DATAGRAMs
+	datagrams chan []byte       // received, to the tick loop
+	freeIn    chan []byte       // their buffers, back to the reader
+	sendq     chan []byte       // input packets, to the sender
+	freeOut   chan []byte       // their buffers, back to the tick loop
 	events    chan protocol.Event
 
 	// Prediction.
@@ -144,12 +168,15 @@ type Client struct {
 	scratch    protocol.State
 	newestSnap uint32
 	haveSnap   bool
-	renderTime float64 // server ticks
-	interp     float64 // InterpDelay in ticks
+	renderTime float64 // the time remote entities are shown at, server ticks
+	interp     float64 // the longest interpolation delay, ticks
 	snapEvery  int64   // ticks between snapshots
+	render     renderClock
+	epoch      time.Time // local time 0 of the clocks
 
 	// Clock.
 	scale float64 // tick interval multiplier: <1 runs faster
+	clock inputClock
 
 	view    View
 	sendBuf []byte
@@ -172,10 +199,12 @@ type shotRecord struct {
 	// none); confirmed says the server registered the shot on one of them.
 	seen      [maxSeen]uint32
 	hitscan   bool
-	confirmed bool  // on any of them
-	targetsOK uint8 // bit i: on seen[i]
-	dead      bool  // fired after the server had already killed the shooter
-	valid     bool
+	confirmed bool            // on any of them
+	targetsOK uint8           // bit i: on seen[i]
+	marked    [maxSeen]uint32 // the targets of the hit markers shown
+
+	dead  bool // fired after the server had already killed the shooter
+	valid bool
 }
 
 // maxSeen is how many distinct targets one shot's pellets are remembered
@@ -195,12 +224,13 @@ const shotRing = 256
 const ringSize = 1024
 
 type frame struct {
-	tick  int64
-	q     protocol.Input // as sent
-	in    ecs.Input      // as the server will apply it
-	pos   geom.Vec3      // the predicted position after it
-	seq   uint32         // the shot's index in the spread sequence, when it fired
-	shots uint32         // shots fired through this tick, as predicted (the server's own count corrects it)
+	tick   int64
+	q      protocol.Input // as sent
+	in     ecs.Input      // as the server will apply it
+	pos    geom.Vec3      // the predicted position after it
+	seq    uint32         // the shot's index in the spread sequence, when it fired
+	shots  uint32         // shots fired through this tick, as predicted (the server's own count corrects it)
+	offset float64        // the input clock's offset when the input was produced
 }
 
 // Dial connects to the server and joins the configured room.
@@ -209,7 +239,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, errors.New("client: Config.Input is required")
 	}
 	if cfg.InterpDelay == 0 {
-		cfg.InterpDelay = 100 * time.Millisecond
+		cfg.InterpDelay = 250 * time.Millisecond
+	}
+	if cfg.Channel != "" && cfg.Channel != "quic" {
+		return nil, fmt.Errorf("client: Config.Channel: %q is neither \"\" (sealed) nor \"quic\"", cfg.Channel)
 	}
 	if cfg.Redundancy == 0 {
 		cfg.Redundancy = protocol.MaxInputs
@@ -239,9 +272,16 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		udp.Close()
 		return nil, fmt.Errorf("client: dial %s: %w", cfg.Addr, err)
 	}
-	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}), datagrams: make(chan []byte, 64), events: make(chan protocol.Event, 256),
-		ackedInput: -1, reconciled: -1, scale: 1,
-		sendBuf: make([]byte, 0, protocol.MaxDatagram)}
+	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}),
+		datagrams: make(chan []byte, inQueue), freeIn: make(chan []byte, inQueue+2),
+		sendq: make(chan []byte, outBuffers), freeOut: make(chan []byte, outBuffers),
+		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1}
+	for range inQueue + 2 {
+		c.freeIn <- make([]byte, 0, protocol.MaxDatagram)
+	}
+	for range outBuffers {
+		c.freeOut <- make([]byte, 0, protocol.MaxDatagram)
+	}
 	for i := range c.states {
 		c.states[i].Tick = protocol.NoTick // no snapshot kept there yet
 	}
@@ -249,10 +289,27 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		c.leave("join failed")
 		return nil, err
 	}
+	c.dg = channel.QUIC{Conn: conn}
+	if c.welcome.Channel == protocol.ChannelSealed {
+		cs := conn.ConnectionState().TLS
+		if c.sealed, err = channel.NewEndpoint(tr, raddr, &cs, c.welcome.Session); err != nil {
+			c.leave("no sealed channel")
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		c.dg = c.sealed
+	}
 	go c.readDatagrams()
 	go c.readEvents()
+	go c.sendDatagrams()
 	return c, nil
 }
+
+// inQueue is how many received datagrams can wait for the tick loop, and
+// outBuffers how many input packets can be with the sender.
+const (
+	inQueue    = 64
+	outBuffers = 2
+)
 
 // tlsConfig is how the client checks the server: a pinned certificate hash,
 // the caller's TLS configuration (system roots by default), or, explicitly,
@@ -300,7 +357,10 @@ func (c *Client) join(ctx context.Context) error {
 		}
 	}
 	j := protocol.Join{Version: protocol.Version, Token: tok, Room: c.cfg.Room, Name: c.cfg.Name, Team: c.cfg.Team, Class: c.cfg.Class,
-		InterpDelay: uint16(min(c.cfg.InterpDelay.Milliseconds(), math.MaxUint16))}
+		InterpDelay: uint16(min(c.cfg.InterpDelay.Milliseconds(), math.MaxUint16)), Channels: protocol.ChannelQUIC}
+	if c.cfg.Channel == "" {
+		j.Channels |= protocol.ChannelSealed
+	}
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		return fmt.Errorf("client: join: %w", err)
 	}
@@ -330,6 +390,9 @@ func (c *Client) join(ctx context.Context) error {
 	if w.Version != protocol.Version {
 		return fmt.Errorf("client: server speaks protocol version %d", w.Version)
 	}
+	if w.Channel&j.Channels == 0 || (w.Channel != protocol.ChannelQUIC && w.Channel != protocol.ChannelSealed) {
+		return fmt.Errorf("client: welcome: channel %d was not offered", w.Channel)
+	}
 	c.welcome, c.welcomeAt = w, time.Now()
 	c.dt = time.Second / time.Duration(w.TickRate)
 	c.params = movement.Params{Speed: w.Speed, Arena: w.Arena.AABB()}
@@ -354,6 +417,7 @@ func (c *Client) join(ctx context.Context) error {
 	if w.SnapshotRate > 0 && w.TickRate >= w.SnapshotRate {
 		c.snapEvery = int64(w.TickRate / w.SnapshotRate)
 	}
+	c.render.min, c.render.max = float64(c.snapEvery), max(c.interp, float64(c.snapEvery))
 	return nil
 }
 
@@ -363,22 +427,38 @@ func (c *Client) Welcome() protocol.Welcome { return c.welcome }
 // ID returns the player's entity id.
 func (c *Client) ID() uint32 { return c.welcome.Player }
 
+// readDatagrams hands the datagrams received to the tick loop, in buffers
+// it returns; when the tick loop is behind, the oldest give way (the newest
+// snapshots matter more).
 func (c *Client) readDatagrams() {
+	ctx := c.conn.Context()
 	for {
-		d, err := c.conn.ReceiveDatagram(context.Background())
+		d, err := c.dg.Receive(ctx)
 		if err != nil {
 			close(c.datagrams)
 			return
 		}
 		c.bytesIn.Add(uint64(len(d)))
+		var buf []byte
 		select {
-		case c.datagrams <- d:
-		default: // the tick loop is behind; the newest snapshots matter more
-			select {
-			case <-c.datagrams:
-			default:
-			}
-			c.datagrams <- d
+		case buf = <-c.freeIn:
+		default:
+			buf = <-c.datagrams // all the others are queued: there is one
+		}
+		c.datagrams <- append(buf[:0], d...) // there is room: this buffer's
+	}
+}
+
+// sendDatagrams sends the input packets the tick loop queues, so that the
+// tick loop never waits for the network.
+func (c *Client) sendDatagrams() {
+	for {
+		select {
+		case <-c.done:
+			return
+		case b := <-c.sendq:
+			c.dg.Send(b)
+			c.freeOut <- b
 		}
 	}
 }
@@ -423,11 +503,13 @@ func (c *Client) Run(ctx context.Context) error {
 	// and the Welcome left half a round trip before it arrived.
 	rate := float64(c.welcome.TickRate)
 	rtt := c.conn.ConnectionStats().SmoothedRTT
-	since := time.Since(c.welcomeAt).Seconds() * rate
+	c.epoch = time.Now()
+	since := c.epoch.Sub(c.welcomeAt).Seconds() * rate
 	c.tick = int64(c.welcome.ServerTick) + int64(math.Ceil(since+rtt.Seconds()*rate)) + int64(c.cfg.Lead)
 	c.firstTick = c.tick
+	// Until a snapshot arrives: the Welcome's tick, aged.
 	c.renderTime = float64(c.welcome.ServerTick) + since - c.interp
-	next := time.Now()
+	next := c.epoch
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -470,6 +552,10 @@ func (c *Client) Close() error {
 func (c *Client) leave(reason string) {
 	c.closing.Do(func() {
 		close(c.done)
+		if c.cfg.Log.GetLevel() <= zerolog.DebugLevel && c.sealed != nil {
+			c.cfg.Log.Debug().Uint64("auth", c.sealed.Dropped(channel.ReasonAuth)).Uint64("replay", c.sealed.Dropped(channel.ReasonReplay)).
+				Msg("sealed packets dropped")
+		}
 		c.conn.CloseWithError(protocol.CloseNormal, reason)
 		c.tr.Close()
 		c.udp.Close()
@@ -489,7 +575,7 @@ func (c *Client) step() {
 		MoveX: protocol.QuantizeAxis(intent.MoveX), MoveZ: protocol.QuantizeAxis(intent.MoveZ),
 		Yaw: protocol.QuantizeYaw(intent.Yaw), Pitch: protocol.QuantizePitch(intent.Pitch),
 		Weapon:  intent.Weapon,
-		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.renderTime),
+		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.renderTime), // the time shown
 	}
 	if c.alive && int(intent.Weapon) < len(c.defs) {
 		def := &c.defs[intent.Weapon]
@@ -507,6 +593,7 @@ func (c *Client) step() {
 		}
 	}
 	f.shots = c.arsenal.Fired
+	f.offset = c.clock.offset
 	f.in = f.q.Value(c.tick)
 	if c.alive {
 		movement.Step(&c.tf, &c.vel, &f.in, c.dt.Seconds(), c.params)
@@ -517,7 +604,9 @@ func (c *Client) step() {
 	}
 	c.sendInputs()
 	c.offset = c.offset.Scale(0.9)
+	c.clock.tick(c.scale)
 	c.stats.Ticks++
+	c.stats.Interp = time.Duration(c.render.interp() * float64(c.dt))
 	c.mu.Lock()
 	c.published = c.stats
 	c.prediction = Prediction{Tick: c.tick, Pos: c.tf.Pos, Acked: c.ackedInput, Server: c.serverPos}
@@ -539,11 +628,22 @@ func (c *Client) sendInputs() {
 	for i := range p.Count {
 		p.Inputs[i] = c.ring[(from+int64(i))%ringSize].q
 	}
-	c.sendBuf = protocol.AppendInputPacket(c.sendBuf[:0], p)
-	if err := c.conn.SendDatagram(c.sendBuf); err == nil {
-		c.stats.DatagramsSent++
-		c.stats.BytesOut += uint64(len(c.sendBuf))
+	var buf []byte
+	select {
+	case buf = <-c.freeOut:
+	default:
+		// The sender still has both: the one waiting is superseded (this
+		// packet repeats its inputs).
+		select {
+		case buf = <-c.sendq:
+			c.stats.SendsSuperseded++
+		case buf = <-c.freeOut:
+		}
 	}
+	buf = protocol.AppendInputPacket(buf[:0], p)
+	c.sendq <- buf // there is room: this buffer's
+	c.stats.DatagramsSent++
+	c.stats.BytesOut += uint64(len(buf))
 }
 
 func (c *Client) drainEvents() {
@@ -570,26 +670,11 @@ func (c *Client) onEvent(ev protocol.Event) {
 			} else {
 				c.stats.NoDamage++
 			}
-			// Either way lag compensation registered the hit on that target.
-			if r := &c.shots[ev.Shot%shotRing]; r.valid && r.shot == ev.Shot && r.hitscan {
-				c.stats.HitEvents++
-				c.mu.Lock()
-				ts := c.target(ev.Other)
-				ts.HitEvents++
-				switch {
-				case !r.saw(ev.Other):
-					c.stats.FalsePositives++
-					ts.FalsePositives++
-				case !r.confirmed:
-					r.confirmed = true
-					c.stats.SeenConfirmed++
-				}
-				if i := slices.Index(r.seen[:], ev.Other); ev.Other != 0 && i >= 0 && r.targetsOK&(1<<i) == 0 {
-					r.targetsOK |= 1 << i
-					ts.SeenConfirmed++
-				}
-				c.mu.Unlock()
+			hc := protocol.HitConfirm{Tick: ev.Tick, Target: ev.Other, Shot: ev.Shot, Flags: ev.Flags, Damage: ev.Damage}
+			if ev.Kind == protocol.EventNoDamage {
+				hc.Reason = ev.Reason
 			}
+			c.marker(&hc, false)
 		}
 	case protocol.EventKill:
 		if ev.Player == c.welcome.Player {
@@ -612,5 +697,51 @@ func (c *Client) onEvent(ev protocol.Event) {
 	}
 	if c.cfg.OnEvent != nil {
 		c.cfg.OnEvent(ev)
+	}
+}
+
+// marker shows a hit of the player's once, whichever of a snapshot and the
+// control stream confirms it first, and counts it: one hit event per shot
+// and target. On a hitscan shot, it is a hit seen confirmed when one of the
+// shot's pellets hit that target on the screen, and a false positive when
+// none did.
+func (c *Client) marker(hc *protocol.HitConfirm, viaSnapshot bool) {
+	r := &c.shots[hc.Shot%shotRing]
+	if !r.valid || r.shot != hc.Shot {
+		return // a shot from before the join, or long gone
+	}
+	if hc.Target == 0 || slices.Contains(r.marked[:], hc.Target) {
+		return
+	}
+	if i := slices.Index(r.marked[:], 0); i >= 0 {
+		r.marked[i] = hc.Target
+	}
+	if viaSnapshot {
+		c.stats.MarkersFromSnapshots++
+	} else {
+		c.stats.MarkersFromEvents++
+	}
+	c.stats.MarkerDelayTicks += uint64(max(c.tick-r.tick, 0))
+	if r.hitscan {
+		c.stats.HitEvents++
+		c.mu.Lock()
+		ts := c.target(hc.Target)
+		ts.HitEvents++
+		switch {
+		case !r.saw(hc.Target):
+			c.stats.FalsePositives++
+			ts.FalsePositives++
+		case !r.confirmed:
+			r.confirmed = true
+			c.stats.SeenConfirmed++
+		}
+		if i := slices.Index(r.seen[:], hc.Target); i >= 0 && r.targetsOK&(1<<i) == 0 {
+			r.targetsOK |= 1 << i
+			ts.SeenConfirmed++
+		}
+		c.mu.Unlock()
+	}
+	if c.cfg.OnHitMarker != nil {
+		c.cfg.OnHitMarker(HitMarker{HitConfirm: *hc, ViaSnapshot: viaSnapshot})
 	}
 }

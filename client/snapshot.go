@@ -2,6 +2,7 @@ package client
 
 import (
 	"math"
+	"time"
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
@@ -33,6 +34,10 @@ func (c *Client) drainSnapshots() {
 			if h, isNew := c.onDatagram(d); isNew {
 				newest, fresh = h, true
 			}
+			select {
+			case c.freeIn <- d:
+			default:
+			}
 			continue
 		default:
 		}
@@ -56,6 +61,10 @@ func (c *Client) onDatagram(d []byte) (protocol.SnapshotHeader, bool) {
 	if err := protocol.DecodeSnapshotHeader(d, &h); err != nil {
 		c.stats.SnapshotsDropped++
 		return h, false
+	}
+	// Hit confirmations count even in a snapshot too late for anything else.
+	for i := range h.NConfirms {
+		c.marker(&h.Confirms[i], true)
 	}
 	if c.haveSnap && int64(c.newestSnap)-int64(h.Tick) >= c.window() {
 		c.stats.SnapshotsDropped++ // too late: its slot holds a newer state now
@@ -82,6 +91,11 @@ func (c *Client) onDatagram(d []byte) (protocol.SnapshotHeader, bool) {
 	if c.haveSnap && h.Tick <= c.newestSnap {
 		return h, false // late: kept as a baseline, but nothing newer to learn
 	}
+	gap := c.snapEvery
+	if c.haveSnap {
+		gap = int64(h.Tick) - int64(c.newestSnap)
+	}
+	c.render.arrived(c.local(), h.Tick, gap)
 	c.newestSnap, c.haveSnap = h.Tick, true
 	c.stats.ServerTick = h.Tick
 	c.reconcile(&h)
@@ -97,35 +111,43 @@ func (c *Client) stateValid(s *protocol.State) bool {
 	return !c.haveSnap || (s.Tick <= c.newestSnap && int64(c.newestSnap)-int64(s.Tick) < c.window())
 }
 
-// adjustClock keeps the client's inputs Lead ticks ahead of the server:
-// slightly faster ticks when they arrive late, slower when too early, a jump
-// when far off (Overwatch-style time dilation). The lead means nothing
-// until the server has received an input sent on the current clock: one
-// from before it (before the join, or before a jump) is older than
-// firstTick, or newer than the clock after a jump back.
+// adjustClock steers the input clock by the snapshot's margin (clock.go):
+// it feeds the margin to the window and sets the tick speed, or jumps when
+// the margin is far off (the start, a stall). A margin means nothing unless
+// its input was produced on the current clock: from firstTick on, and still
+// in the ring.
 func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 	if n := int64(h.Tick) + int64(h.InputLead); n < c.firstTick || n > c.tick {
 		return
 	}
-	lead := int(h.InputLead)
-	want := c.cfg.Lead
-	switch {
-	case lead < want-8 || lead > want+24:
-		rtt := c.conn.ConnectionStats().SmoothedRTT.Seconds() * float64(c.welcome.TickRate)
-		c.tick = int64(h.Tick) + int64(math.Ceil(rtt)) + int64(want)
-		// Send nothing from before the jump: the ring holds no input for the
-		// ticks skipped, only older ones.
-		c.firstTick = c.tick
-		c.stats.ClockJumps++
-		c.scale = 1
-	case lead < want:
-		c.scale = 0.9
-	case lead > want+2:
-		c.scale = 1.1
-	default:
-		c.scale = 1
+	if h.Margin != protocol.NoMargin {
+		t := int64(h.MarginTick)
+		if f := &c.ring[t%ringSize]; t >= c.firstTick && t < c.tick && f.tick == t {
+			m := float64(h.Margin) / 256
+			if m < -maxMarginBehind || m > maxMarginAhead {
+				// Far off: jump to a margin of a couple of ticks, and send
+				// nothing from before the jump (the ring holds no input for
+				// the ticks skipped, only older ones).
+				j := int64(math.Ceil(2 - m))
+				c.tick += j
+				c.clock.offset += float64(j)
+				c.firstTick = c.tick
+				c.stats.ClockJumps++
+				c.scale = 1
+				return
+			}
+			c.clock.observe(m, f.offset)
+			c.stats.MarginLow = c.clock.low()
+		}
 	}
+	c.scale = c.clock.scale()
 }
+
+// A margin beyond these, in ticks, makes the input clock jump.
+const (
+	maxMarginBehind = 8
+	maxMarginAhead  = 32
+)
 
 // reconcile compares the server's state after the last input it processed
 // with the prediction for that tick, and on a difference rewinds to the
@@ -206,19 +228,27 @@ func (c *Client) reconcileShots(h *protocol.SnapshotHeader) {
 	c.stats.SpreadCorrections++
 }
 
-// advanceRender moves the time remote entities are shown at: one tick per
-// tick at the current speed, pulled gently toward the interpolation delay
-// behind the newest snapshot, snapped when far off.
+// local is the client's local time since Run started, in ticks.
+func (c *Client) local() float64 {
+	return time.Since(c.epoch).Seconds() * float64(c.welcome.TickRate)
+}
+
+// maxExtrapolation is how far past the newest snapshot remote players are
+// extrapolated, at most, when the next one is late; then they stop.
+const maxExtrapolation = 150 * time.Millisecond
+
+// advanceRender sets the time remote entities are shown at: the render
+// clock's (clock.go), but never more than maxExtrapolation past the newest
+// snapshot. That is the time shown, and the view lag the inputs claim.
 func (c *Client) advanceRender() {
-	c.renderTime += c.scale
 	if !c.haveSnap {
+		c.renderTime += c.scale // the Welcome's estimate, until a snapshot
 		return
 	}
-	target := float64(c.newestSnap) - c.interp
-	if d := target - c.renderTime; math.Abs(d) > 3 {
-		c.renderTime = target
-	} else {
-		c.renderTime += 0.1 * d
+	limit := float64(c.newestSnap) + maxExtrapolation.Seconds()*float64(c.welcome.TickRate)
+	c.renderTime = min(c.render.at(c.local()), limit)
+	if c.renderTime > float64(c.newestSnap) {
+		c.stats.Extrapolated++
 	}
 }
 
@@ -248,4 +278,16 @@ func (c *Client) interpolated(t float64) (a, b *protocol.State, frac float64) {
 		frac = (t - float64(a.Tick)) / float64(b.Tick-a.Tick)
 	}
 	return a, b, frac
+}
+
+// before returns the newest kept state older than tick, nil when none.
+func (c *Client) before(tick uint32) *protocol.State {
+	var p *protocol.State
+	for i := range c.states {
+		s := &c.states[i]
+		if c.stateValid(s) && s.Tick < tick && (p == nil || s.Tick > p.Tick) {
+			p = s
+		}
+	}
+	return p
 }

@@ -64,17 +64,39 @@ func (c *Client) buildView() {
 	if a == nil {
 		return
 	}
+	// Past the newest snapshot (the next is late): extrapolate from the
+	// two newest, for at most maxExtrapolation (advanceRender caps the
+	// render time).
+	var prev *protocol.State
+	ahead := c.renderTime - float64(a.Tick)
+	if b == nil && ahead > 0 {
+		prev = c.before(a.Tick)
+	}
+	find := func(s *protocol.State, id uint32) (protocol.EntityState, bool) {
+		j, ok := slices.BinarySearchFunc(s.Players, id, func(e protocol.Entity, id uint32) int { return int(int64(e.ID) - int64(id)) })
+		if !ok {
+			return protocol.EntityState{}, false
+		}
+		return s.Players[j].State, true
+	}
+	// Two states of a player are one motion when it is alive in both and
+	// did not teleport (respawn) between them: nobody stood in between.
+	moving := func(x, y *protocol.EntityState) bool {
+		return x.Flags&protocol.FlagAlive != 0 && y.Flags&protocol.FlagAlive != 0 && x.Flags&protocol.FlagTeleports == y.Flags&protocol.FlagTeleports
+	}
 	for _, pa := range a.Players {
 		p := Player{ID: pa.ID, Team: pa.State.Team, Alive: pa.State.Flags&protocol.FlagAlive != 0, Health: pa.State.Health,
 			Pos: protocol.VecValue(pa.State.Pos), Yaw: protocol.YawValue(pa.State.Yaw), Pitch: protocol.PitchValue(pa.State.Pitch)}
-		if b != nil {
-			if j, ok := slices.BinarySearchFunc(b.Players, pa.ID, func(e protocol.Entity, id uint32) int { return int(int64(e.ID) - int64(id)) }); ok {
-				pb := b.Players[j].State
-				// Never across a teleport (a respawn): nobody stood in between.
-				if pb.Flags&protocol.FlagAlive != 0 && p.Alive && pb.Flags&protocol.FlagTeleports == pa.State.Flags&protocol.FlagTeleports {
-					p.Pos = p.Pos.Lerp(protocol.VecValue(pb.Pos), frac)
-					p.Yaw = lerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
-				}
+		switch {
+		case b != nil:
+			if pb, ok := find(b, pa.ID); ok && moving(&pa.State, &pb) {
+				p.Pos = p.Pos.Lerp(protocol.VecValue(pb.Pos), frac)
+				p.Yaw = lerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
+			}
+		case prev != nil:
+			if pp, ok := find(prev, pa.ID); ok && moving(&pp, &pa.State) {
+				v := p.Pos.Sub(protocol.VecValue(pp.Pos)).Scale(1 / float64(a.Tick-prev.Tick))
+				p.Pos = p.Pos.Add(v.Scale(ahead))
 			}
 		}
 		v.Players = append(v.Players, p)
@@ -172,6 +194,19 @@ type Stats struct {
 	HitsSeenAfterDeath uint64
 	Kills, Deaths      uint64
 	RTT                time.Duration
+	// Hit markers shown (one per shot and target), by what brought them
+	// first, and the ticks from each shot to its marker, summed.
+	MarkersFromSnapshots, MarkersFromEvents uint64
+	MarkerDelayTicks                        uint64
+	// The clocks: the interpolation delay in use, the ticks remote players
+	// were extrapolated past the newest snapshot, and input packets the
+	// sender had not sent yet when the next replaced them.
+	Interp          time.Duration
+	Extrapolated    uint64
+	SendsSuperseded uint64
+	// MarginLow is the input clock's low percentile of the margins the
+	// server measured, in ticks, net of its steering since.
+	MarginLow float64
 }
 
 // TargetStats counts the player's hitscan hits on one target.

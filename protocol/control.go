@@ -83,6 +83,10 @@ type Join struct {
 	// remote entities behind its newest snapshot: part of the view lag the
 	// server grants it (bounded by the server).
 	InterpDelay uint16
+	// Channels is the set of datagram channels the client can use for its
+	// inputs and snapshots (ChannelQUIC, ChannelSealed bits); the Welcome
+	// names the one the server chose.
+	Channels uint8
 }
 
 // AppendJoin appends the payload of a Join.
@@ -95,7 +99,8 @@ func AppendJoin(b []byte, m *Join) []byte {
 	b = appendStr(b, m.Name, MaxNameLen)
 	b = append(b, m.Team)
 	b = appendStr(b, m.Class, MaxNameLen)
-	return appendU16(b, m.InterpDelay)
+	b = appendU16(b, m.InterpDelay)
+	return append(b, m.Channels)
 }
 
 // DecodeJoin decodes a Join payload. Of a Join of another version only the
@@ -115,6 +120,7 @@ func DecodeJoin(p []byte) (Join, error) {
 	m.Team = r.u8("team")
 	m.Class = r.str("class", MaxNameLen)
 	m.InterpDelay = r.u16("interp_delay")
+	m.Channels = r.u8("channels")
 	return m, r.end()
 }
 
@@ -189,6 +195,10 @@ type Welcome struct {
 	InterpDelay       uint16 // ms: the interpolation delay the server grants (the Join's, bounded)
 	InputTimeout      uint32 // ms without an input after which a player loses its seat
 	SpreadSeed        uint64 // keys the match's spread sequences (docs/protocol.md)
+	// The datagram channel: ChannelQUIC or ChannelSealed, and the session id
+	// sealed packets carry (0 with ChannelQUIC).
+	Channel uint8
+	Session uint32
 	// Identity granted.
 	Room    string
 	Name    string
@@ -225,6 +235,8 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 	b = appendU16(b, m.InterpDelay)
 	b = appendU32(b, m.InputTimeout)
 	b = appendU64(b, m.SpreadSeed)
+	b = append(b, m.Channel)
+	b = appendU32(b, m.Session)
 	b = appendStr(b, m.Room, MaxRoomLen)
 	b = appendStr(b, m.Name, MaxNameLen)
 	b = append(b, uint8(len(m.Weapons)))
@@ -303,6 +315,8 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 	m.InterpDelay = r.u16("interp_delay")
 	m.InputTimeout = r.u32("input_timeout")
 	m.SpreadSeed = r.u64("spread_seed")
+	m.Channel = r.u8("channel")
+	m.Session = r.u32("session")
 	m.Room = r.str("room", MaxRoomLen)
 	m.Name = r.str("name", MaxNameLen)
 	if r.err == nil && m.TickRate == 0 {

@@ -78,10 +78,44 @@ type SnapshotHeader struct {
 	Baseline uint32 // the snapshot the records are relative to, NoTick for none
 	InputAck uint32 // the newest of the client's input ticks the server has processed, NoTick for none
 	// InputLead is how many ticks the client's newest input received was
-	// ahead of Tick, clamped to ±127: the client keeps it small and positive.
+	// ahead of Tick, clamped to ±127: a coarse check of the client's clock.
 	InputLead int8
-	Own       OwnState
+	// Margin is the smallest margin, in 1/256 ticks, by which an input
+	// arrived (first, in any packet) before the server simulated its tick,
+	// among the inputs first received since the previous snapshot to this
+	// client; negative: that late. MarginTick is that input's tick. NoMargin
+	// when no new input arrived. The client's clock steers by it.
+	Margin     int16
+	MarginTick uint32
+	Own        OwnState
+	// Confirms are the player's recent hits the client has not acknowledged
+	// (snapshot_ack older than their tick), oldest first: a hit marker
+	// survives a lost packet without waiting for the control stream.
+	Confirms  [MaxConfirms]HitConfirm
+	NConfirms int
+
+	sections int // where the players section starts, once decoded
 }
+
+// NoMargin is SnapshotHeader.Margin when no new input arrived.
+const NoMargin = math.MinInt16
+
+// MaxConfirms is the most hit confirmations one snapshot carries.
+const MaxConfirms = 8
+
+// HitConfirm confirms one hit of the receiving player's, as its Hit or
+// NoDamage event does on the control stream (which stays the record).
+type HitConfirm struct {
+	Tick   uint32 // the server tick of the hit
+	Target uint32
+	Shot   uint16
+	Flags  uint8   // HitHead, HitSplash, HitStreak
+	Reason uint8   // 0: a Hit (it dealt damage); else the NoDamage reason
+	Damage float32 // health taken, or with a Reason, the damage it would have dealt
+}
+
+// hitConfirmSize is the wire size of a HitConfirm.
+const hitConfirmSize = 4 + 4 + 2 + 1 + 1 + 4
 
 // Record operations: the low two bits of a record's op byte.
 const (
@@ -117,8 +151,9 @@ func BaselineSlot(tick uint32, snapEvery int64) int {
 // drops when the datagram is full.
 const SnapshotBufferSize = MaxDatagram + 64
 
-// snapshotFixed is the size of a snapshot's header up to the sections.
-const snapshotFixed = 2 + 4 + 4 + 4 + 1 + 1 + 24 + 4 + 4
+// snapshotFixed is the size of a snapshot's header up to the
+// confirmations.
+const snapshotFixed = 2 + 4 + 4 + 4 + 1 + 2 + 4 + 1 + 24 + 4 + 4
 
 // AppendSnapshot appends a snapshot datagram that brings a client from base
 // (nil: nothing known) to target, within MaxDatagram bytes in all. Records go
@@ -132,12 +167,25 @@ func AppendSnapshot(b []byte, h *SnapshotHeader, base, target, known *State) []b
 	b = appendU32(b, h.Tick)
 	b = appendU32(b, h.Baseline)
 	b = appendU32(b, h.InputAck)
-	b = append(b, byte(h.InputLead), boolByte(h.Own.Alive))
+	b = append(b, byte(h.InputLead))
+	b = appendU16(b, uint16(h.Margin))
+	b = appendU32(b, h.MarginTick)
+	b = append(b, boolByte(h.Own.Alive))
 	for _, v := range h.Own.Pos {
 		b = appendF64(b, v)
 	}
 	b = appendF32(b, h.Own.Health)
 	b = appendU32(b, h.Own.Shots)
+	n := min(max(h.NConfirms, 0), MaxConfirms)
+	b = append(b, uint8(n))
+	for i := range n {
+		c := &h.Confirms[i]
+		b = appendU32(b, c.Tick)
+		b = appendU32(b, c.Target)
+		b = appendU16(b, c.Shot)
+		b = append(b, c.Flags, c.Reason)
+		b = appendF32(b, c.Damage)
+	}
 	limit := start + MaxDatagram
 	var bp, bo []Entity
 	if base != nil {
@@ -310,15 +358,32 @@ func DecodeSnapshotHeader(d []byte, h *SnapshotHeader) error {
 	r := reader{b: d[2:], msg: "snapshot"}
 	h.Tick, h.Baseline, h.InputAck = r.u32("tick"), r.u32("baseline"), r.u32("input_ack")
 	h.InputLead = int8(r.u8("input_lead"))
+	h.Margin = int16(r.u16("input_margin"))
+	h.MarginTick = r.u32("margin_tick")
 	h.Own.Alive = r.bool("own.alive")
 	for k := range h.Own.Pos {
 		h.Own.Pos[k] = r.f64("own.pos")
 	}
 	h.Own.Health = r.f32("own.health")
 	h.Own.Shots = r.u32("own.shots")
+	h.NConfirms = int(r.u8("confirms"))
+	if r.err == nil && h.NConfirms > MaxConfirms {
+		r.fail(ReasonValue, "confirms")
+		h.NConfirms = 0
+	}
+	for i := range h.NConfirms {
+		c := &h.Confirms[i]
+		c.Tick, c.Target, c.Shot = r.u32("confirm.tick"), r.u32("confirm.target"), r.u16("confirm.shot")
+		c.Flags, c.Reason = r.u8("confirm.flags"), r.u8("confirm.reason")
+		c.Damage = r.f32("confirm.damage")
+	}
 	if r.err == nil && h.Baseline != NoTick && h.Baseline >= h.Tick {
 		r.fail(ReasonValue, "baseline")
 	}
+	if r.err != nil {
+		h.NConfirms = 0
+	}
+	h.sections = 2 + r.off
 	return r.err
 }
 
@@ -336,7 +401,7 @@ func DecodeSnapshot(d []byte, base *State, h *SnapshotHeader, out *State) error 
 	if base != nil {
 		bp, bo = base.Players, base.Objects
 	}
-	r := reader{b: d[snapshotFixed:], msg: "snapshot"}
+	r := reader{b: d[h.sections:], msg: "snapshot"}
 	out.Tick = h.Tick
 	out.Players = decodeSection(&r, bp, out.Players[:0], true, h.Tick)
 	out.Objects = decodeSection(&r, bo, out.Objects[:0], false, h.Tick)

@@ -8,10 +8,22 @@ import (
 
 // Version is the protocol version: the first byte of every datagram and a
 // field of Join and Welcome. A peer speaking another version is refused.
-const Version = 2
+const Version = 3
 
 // ALPN is the TLS application protocol a Rewind connection negotiates.
-const ALPN = "rewind/2"
+const ALPN = "rewind/3"
+
+// Datagram channels, as bits of Join.Channels and values of
+// Welcome.Channel: how inputs and snapshots travel.
+const (
+	// ChannelQUIC carries them as QUIC DATAGRAM frames (RFC 9221): the
+	// fallback, under QUIC's congestion control.
+	ChannelQUIC = 1 << 0
+	// ChannelSealed carries them as UDP packets beside QUIC on the same
+	// socket, sealed with AES-256-GCM under keys from the connection's TLS
+	// exporter (docs/protocol.md, "The sealed channel"; package channel).
+	ChannelSealed = 1 << 1
+)
 
 // MaxDatagram is the largest datagram either side sends, in bytes: it fits a
 // QUIC packet on any path with the IPv6 minimum MTU.

@@ -56,14 +56,15 @@ type Config struct {
 	// Kinds are the weapon kinds the server knows: the built-ins when nil.
 	// A studio's own kinds are registered in code (docs/weapons.md), so this
 	// is not a file or flag setting.
-	Kinds   *weapons.Registry `koanf:"-"`
-	Auth    AuthConfig        `koanf:"auth"`
-	Limits  LimitsConfig      `koanf:"limits"`
-	Agones  AgonesConfig      `koanf:"agones"`
-	Results ResultsConfig     `koanf:"results"`
-	Admin   AdminConfig       `koanf:"admin"`
-	Pprof   PprofConfig       `koanf:"pprof"`
-	Log     LogConfig         `koanf:"log"`
+	Kinds     *weapons.Registry `koanf:"-"`
+	Auth      AuthConfig        `koanf:"auth"`
+	Limits    LimitsConfig      `koanf:"limits"`
+	Agones    AgonesConfig      `koanf:"agones"`
+	Results   ResultsConfig     `koanf:"results"`
+	Datagrams DatagramsConfig   `koanf:"datagrams"`
+	Admin     AdminConfig       `koanf:"admin"`
+	Pprof     PprofConfig       `koanf:"pprof"`
+	Log       LogConfig         `koanf:"log"`
 }
 
 // AuthConfig decides who may join: holders of connect tokens signed by the
@@ -137,6 +138,27 @@ type AgonesConfig struct {
 	// allocated match has closed: one match per process.
 	OneMatch bool `koanf:"one_match"`
 }
+
+// DatagramsConfig configures how inputs and snapshots travel, and the
+// coarse flow control of snapshots.
+type DatagramsConfig struct {
+	// Channel is "sealed" (UDP packets beside QUIC, sealed; a client that
+	// cannot gets QUIC DATAGRAMs) or "quic" (QUIC DATAGRAMs for everyone).
+	Channel string `koanf:"channel"`
+	// A client's path is bad while the upstream loss of its inputs reaches
+	// BadLoss or its round trip BadRTT: the server then halves its snapshot
+	// rate, and restores it after Recover of a good path (Fiedler,
+	// "Reliability and Flow Control"). BadLoss 0 turns flow control off.
+	BadLoss float64       `koanf:"bad_loss"`
+	BadRTT  time.Duration `koanf:"bad_rtt"`
+	Recover time.Duration `koanf:"recover"`
+}
+
+// Datagram channels (datagrams.channel).
+const (
+	ChannelSealed = "sealed"
+	ChannelQUIC   = "quic"
+)
 
 // ResultsConfig says where match results go.
 type ResultsConfig struct {
@@ -259,8 +281,9 @@ func DefaultConfig() Config {
 		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, JoinsPerSecond: 5, JoinBurst: 20},
 		Agones: AgonesConfig{Mode: "auto", ReadyTimeout: 30 * time.Second, HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
 			Players: "list", PlayersList: "players", OneMatch: true},
-		Admin: AdminConfig{Listen: "127.0.0.1:9090"},
-		Log:   LogConfig{Level: "info", Format: "auto"},
+		Datagrams: DatagramsConfig{Channel: ChannelSealed, BadLoss: 0.25, BadRTT: 1500 * time.Millisecond, Recover: 10 * time.Second},
+		Admin:     AdminConfig{Listen: "127.0.0.1:9090"},
+		Log:       LogConfig{Level: "info", Format: "auto"},
 	}
 }
 
@@ -543,7 +566,9 @@ func configMap(c *Config) map[string]any {
 		"agones.ready_timeout": c.Agones.ReadyTimeout.String(),
 		"agones.health_period": c.Agones.HealthPeriod.String(), "agones.match_key": c.Agones.MatchKey,
 		"agones.players": c.Agones.Players, "agones.players_list": c.Agones.PlayersList, "agones.one_match": c.Agones.OneMatch,
-		"results.file": c.Results.File,
+		"results.file":      c.Results.File,
+		"datagrams.channel": c.Datagrams.Channel, "datagrams.bad_loss": c.Datagrams.BadLoss,
+		"datagrams.bad_rtt": c.Datagrams.BadRTT.String(), "datagrams.recover": c.Datagrams.Recover.String(),
 		"admin.listen": c.Admin.Listen, "pprof.listen": c.Pprof.Listen,
 		"log.level": c.Log.Level, "log.format": c.Log.Format,
 	}
@@ -594,6 +619,14 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("tls", "cert and key go together")
 	case c.InputTimeout < time.Second:
 		return bad("input_timeout", "%v is below 1s", c.InputTimeout)
+	case c.Datagrams.Channel != ChannelSealed && c.Datagrams.Channel != ChannelQUIC:
+		return bad("datagrams.channel", "%q is neither %q nor %q", c.Datagrams.Channel, ChannelSealed, ChannelQUIC)
+	case !(c.Datagrams.BadLoss >= 0 && c.Datagrams.BadLoss <= 1):
+		return bad("datagrams.bad_loss", "%v is outside [0, 1]", c.Datagrams.BadLoss)
+	case c.Datagrams.BadRTT <= 0:
+		return bad("datagrams.bad_rtt", "%v is not positive", c.Datagrams.BadRTT)
+	case c.Datagrams.Recover < time.Second:
+		return bad("datagrams.recover", "%v is below 1s", c.Datagrams.Recover)
 	case c.DrainTimeout < 0:
 		return bad("drain_timeout", "%v is negative", c.DrainTimeout)
 	case c.Match.Duration < 0:

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rewind-gg/rewind/channel"
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/internal/buildinfo"
@@ -38,6 +39,9 @@ type metrics struct {
 	matches       [5]prometheus.Counter // matches ended, by endReason
 	clientRTT     prometheus.Histogram
 	clientLoss    prometheus.Histogram
+	flowHalved    prometheus.Counter // clients whose snapshot rate flow control halved
+	migrations    prometheus.Counter // sealed-channel address changes
+	channels      map[uint8]prometheus.Counter
 }
 
 // Why the server disconnects a player.
@@ -102,6 +106,14 @@ func newMetrics(build buildinfo.Info) *metrics {
 	m.clientLoss = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_loss_ratio",
 		Help:    "Share of the server's packets to a client that QUIC declared lost, per second per client.",
 		Buckets: []float64{0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}})).(prometheus.Histogram)
+	m.flowHalved = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_flow_halved_total",
+		Help: "Times flow control halved a client's snapshot rate (its path's loss or round trip reached datagrams.bad_loss or bad_rtt)."})).(prometheus.Counter)
+	m.migrations = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_client_migrations_total",
+		Help: "Times a client's address changed on the sealed channel (NAT rebinding), learnt from a packet that authenticated."})).(prometheus.Counter)
+	chans := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_by_channel_total",
+		Help: "Players admitted, by the datagram channel they got: sealed or quic."}, []string{"channel"})
+	reg.MustRegister(chans)
+	m.channels = map[uint8]prometheus.Counter{protocol.ChannelSealed: chans.WithLabelValues("sealed"), protocol.ChannelQUIC: chans.WithLabelValues("quic")}
 	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "rewind_build_info",
 		Help: "Always 1; its labels say what is running: the version, VCS revision, Go version and wire protocol version."},
 		[]string{"version", "revision", "goversion", "protocol"})
@@ -135,6 +147,9 @@ func newMetrics(build buildinfo.Info) *metrics {
 	m.dgOut = out.WithLabelValues("snapshot")
 	m.dropped = map[string]prometheus.Counter{}
 	for _, r := range []protocol.Reason{protocol.ReasonShort, protocol.ReasonLong, protocol.ReasonVersion, protocol.ReasonType, protocol.ReasonValue} {
+		m.dropped[r.String()] = drop.WithLabelValues(r.String())
+	}
+	for r := channel.ReasonShort; r <= channel.ReasonQueue; r++ {
 		m.dropped[r.String()] = drop.WithLabelValues(r.String())
 	}
 	for _, r := range []string{dropFlood, dropInbox, dropNoRoom, dropSendQueue, dropWrongType} {

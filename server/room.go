@@ -33,6 +33,9 @@ type room struct {
 	cfg  *Config
 	snap int64 // ticks between snapshots
 
+	tickEvery time.Duration // the tick interval
+	tickStart time.Time     // when the last tick began: the next begins a tick later
+
 	inbox   chan roomMsg
 	stop    chan struct{} // closed by end: the room finishes at once
 	done    chan struct{} // closed when the goroutine has returned
@@ -131,8 +134,31 @@ type member struct {
 	kicked      bool                               // being disconnected
 	target      protocol.State                     // the world without the member itself, reused
 
+	// The clock the client steers by: the newest input tick received, and
+	// the smallest margin of an input's first arrival since the last
+	// snapshot (protocol.SnapshotHeader.Margin).
+	received   int64
+	margin     float64
+	marginTick int64
+	hasMargin  bool
+	// halved: the session's flow control found the path bad, and the
+	// client gets every other snapshot.
+	halved bool
+	// confirms are the hits to repeat in snapshots until acknowledged.
+	confirms []pendingConfirm
+
 	stats PlayerStats
 }
+
+// pendingConfirm is a hit confirmation and the first snapshot it went in.
+type pendingConfirm struct {
+	protocol.HitConfirm
+	sentIn uint32 // NoTick: not yet sent
+}
+
+// maxPendingConfirms bounds the confirmations waiting for an
+// acknowledgement; the oldest give way (the control stream still has them).
+const maxPendingConfirms = 32
 
 type msgKind uint8
 
@@ -150,6 +176,8 @@ type roomMsg struct {
 	interp uint16    // with a join: the interpolation delay declared, ms
 	input  protocol.InputPacket
 	rtt    time.Duration // with an input: the round trip QUIC measured, plus twice its deviation
+	at     time.Time     // with an input: when it arrived
+	halved bool          // with an input: the path is bad, halve the snapshot rate
 	stats  chan RoomStats
 }
 
@@ -181,6 +209,7 @@ func newRoom(s *Server, id string) (*room, error) {
 	r := &room{
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
 		snap: int64(c.TickRate / c.SnapshotRate), seed: sc.SpreadSeed,
+		tickEvery: time.Second / time.Duration(c.TickRate), tickStart: time.Now(),
 		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 2 + c.ticks(c.LagComp.ViewLagTolerance),
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
@@ -296,7 +325,7 @@ func (r *room) handle(m roomMsg) {
 		}
 	case msgInput:
 		if mem := r.bySess[m.sess]; mem != nil {
-			r.applyInputs(mem, &m.input, m.rtt)
+			r.applyInputs(mem, &m)
 		} else {
 			r.srv.m.drop(dropNoRoom)
 		}
@@ -364,7 +393,8 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout})
 	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
 	mem := &member{sess: se, entity: e, id: netID(e), user: who.user, name: who.name, team: team, acked: protocol.NoTick,
-		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp)}
+		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp), received: -1,
+		confirms: make([]pendingConfirm, 0, maxPendingConfirms)}
 	mem.log = r.log.With().Uint32("player", mem.id).Str("name", who.name).Str("user", who.user).Logger()
 	mem.stats = PlayerStats{ID: mem.id, User: who.user, Name: who.name, Team: team}
 	if r.tally[who.user] == nil {
@@ -443,9 +473,26 @@ func (r *room) fold(mem *member) {
 // client was rendering no earlier than the arrival tick minus the round
 // trip, its interpolation delay, a snapshot interval, two ticks, and the
 // jitter tolerance (docs/protocol.md, "View lag"); a claim beyond is cut.
-func (r *room) applyInputs(mem *member, p *protocol.InputPacket, rtt time.Duration) {
+func (r *room) applyInputs(mem *member, m *roomMsg) {
+	p := &m.input
 	now := r.sim.Now()
-	earliest := float64(now) - r.cfg.ticks(rtt) - mem.interp - r.lagSlack
+	mem.halved = m.halved
+	slack := r.lagSlack
+	if mem.halved {
+		slack += float64(r.snap) // snapshots come half as often
+	}
+	earliest := float64(now) - r.cfg.ticks(m.rtt) - mem.interp - slack
+	// The margin of the first arrival of the packet's first new input: how
+	// long before the server simulates its tick it came (the room simulates
+	// tick now at tickStart + one tick).
+	if newest := int64(p.Newest); newest > mem.received {
+		first := max(mem.received+1, int64(p.Tick(0)))
+		margin := float64(first-now) + (r.tickStart.Add(r.tickEvery).Sub(m.at)).Seconds()*float64(r.cfg.TickRate)
+		if !mem.hasMargin || margin < mem.margin {
+			mem.margin, mem.marginTick, mem.hasMargin = margin, first, true
+		}
+		mem.received = newest
+	}
 	for i := 0; i < p.Count; i++ {
 		q := &p.Inputs[i]
 		in := q.Value(int64(p.Tick(i)))
@@ -467,6 +514,7 @@ func (r *room) applyInputs(mem *member, p *protocol.InputPacket, rtt time.Durati
 
 func (r *room) tick() {
 	start := time.Now()
+	r.tickStart = start
 	r.sim.Step()
 	r.events()
 	if r.sim.Now()%r.snap == 0 {
@@ -540,6 +588,7 @@ func (r *room) events() {
 		}
 		if shooter != nil {
 			r.event(shooter, e)
+			shooter.confirm(&e)
 		}
 		if target != nil && target != shooter {
 			r.event(target, e)
@@ -612,7 +661,43 @@ func (r *room) snapshots() {
 	tick := r.sim.Now() - 1
 	r.buildWorld(tick)
 	for _, mem := range r.members {
+		if mem.halved && (tick/r.snap)%2 == 1 {
+			continue // flow control: every other snapshot
+		}
 		r.snapshot(mem, tick)
+	}
+}
+
+// confirm queues a hit confirmation for the member's snapshots.
+func (mem *member) confirm(e *protocol.Event) {
+	if len(mem.confirms) == maxPendingConfirms {
+		copy(mem.confirms, mem.confirms[1:])
+		mem.confirms = mem.confirms[:maxPendingConfirms-1]
+	}
+	c := protocol.HitConfirm{Tick: e.Tick, Target: e.Other, Shot: e.Shot, Flags: e.Flags, Damage: e.Damage}
+	if e.Kind == protocol.EventNoDamage {
+		c.Reason = e.Reason
+	}
+	mem.confirms = append(mem.confirms, pendingConfirm{HitConfirm: c, sentIn: protocol.NoTick})
+}
+
+// putConfirms drops the confirmations the client acknowledged (it got a
+// snapshot they were in) and puts the oldest others in hdr.
+func (mem *member) putConfirms(hdr *protocol.SnapshotHeader) {
+	kept := mem.confirms[:0]
+	for _, c := range mem.confirms {
+		if c.sentIn != protocol.NoTick && mem.acked != protocol.NoTick && c.sentIn <= mem.acked {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	mem.confirms = kept
+	hdr.NConfirms = min(len(kept), protocol.MaxConfirms)
+	for i := range hdr.NConfirms {
+		hdr.Confirms[i] = kept[i].HitConfirm
+		if kept[i].sentIn == protocol.NoTick {
+			kept[i].sentIn = hdr.Tick
+		}
 	}
 }
 
@@ -690,6 +775,12 @@ func (r *room) snapshot(mem *member, tick int64) {
 	if queue.Applied >= 0 {
 		hdr.InputAck = uint32(queue.Applied)
 	}
+	hdr.Margin = protocol.NoMargin
+	if mem.hasMargin {
+		hdr.Margin = int16(min(max(math.Round(mem.margin*256), math.MinInt16+1), math.MaxInt16))
+		hdr.MarginTick = uint32(mem.marginTick)
+	}
+	mem.putConfirms(&hdr)
 	var base *protocol.State
 	if a := mem.acked; a != protocol.NoTick && r.ringIndex(a) != r.ringIndex(hdr.Tick) {
 		if b := &mem.ring[r.ringIndex(a)]; b.Tick == a {
@@ -712,6 +803,7 @@ func (r *room) snapshot(mem *member, tick int64) {
 		mem.stats.SnapshotsDropped++
 		return
 	}
+	mem.hasMargin = false
 	r.srv.m.dgOut.Inc()
 	r.srv.m.snapshotBytes.Observe(float64(len(d)))
 	r.srv.m.bytesOut.Add(float64(len(d)))

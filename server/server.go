@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/rewind-gg/rewind/channel"
 	"hash/fnv"
 	"math"
 	"net"
@@ -45,6 +46,7 @@ type Server struct {
 
 	udp     *net.UDPConn
 	tr      *quic.Transport
+	demux   *channel.Demux // the sealed channel's, nil with datagrams.channel = quic
 	ln      *quic.Listener
 	admin   *httpListener
 	pprof   *httpListener
@@ -261,6 +263,16 @@ func (s *Server) Start() error {
 		if s.pprof, err = s.listenHTTP(s.cfg.Pprof.Listen, pprofMux(), "pprof"); err != nil {
 			return fail(err)
 		}
+	}
+	if s.cfg.Datagrams.Channel == ChannelSealed {
+		s.demux = channel.NewDemux(channel.DemuxConfig{Transport: s.tr,
+			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
+			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() }})
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.demux.Run(s.ctx)
+		}()
 	}
 	s.wg.Add(1)
 	go s.accept()

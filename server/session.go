@@ -12,6 +12,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/token"
@@ -37,12 +38,18 @@ type session struct {
 	// limits) once its join is answered; idempotent.
 	releaseHandshake func()
 
-	// Flood guard and network samples, touched only by the receiver
-	// goroutine.
+	// dg carries the inputs and snapshots: the sealed channel's peer, or
+	// the connection's QUIC DATAGRAMs. peer is the sealed one, nil without.
+	dg   channel.Conn
+	peer *channel.Peer
+
+	// Flood guard, network samples and flow control, touched only by the
+	// receiver goroutine.
 	tokens     float64
 	last       time.Time
 	sampled    time.Time // when RTT and loss were last observed
 	sent, lost uint64    // QUIC's packet counters then
+	flow       flowControl
 }
 
 // sendBuffers is how many snapshots can wait for a client's sender.
@@ -114,6 +121,12 @@ func (se *session) run() {
 		se.refuse(stream, rej, &join)
 		return
 	}
+	sealed, rej := se.srv.chooseChannel(join.Channels)
+	if rej != nil {
+		se.srv.joinDone(r)
+		se.refuse(stream, rej, &join)
+		return
+	}
 	releasePlayer, ok := se.srv.limiter.Player(se.src)
 	if !ok {
 		se.srv.joinDone(r)
@@ -133,6 +146,21 @@ func (se *session) run() {
 		return
 	}
 	se.releaseHandshake()
+	se.dg = channel.QUIC{Conn: se.conn}
+	rep.welcome.Channel = protocol.ChannelQUIC
+	if sealed {
+		peer, err := se.srv.demux.Open(se.conn)
+		if err != nil {
+			se.log.Error().Err(err).Msg("sealed channel: no keys")
+			se.conn.CloseWithError(protocol.CloseProtocol, "no sealed channel")
+			r.leave(se)
+			return
+		}
+		defer peer.Close()
+		se.dg, se.peer = peer, peer
+		rep.welcome.Channel, rep.welcome.Session = protocol.ChannelSealed, peer.ID()
+	}
+	se.srv.m.channels[rep.welcome.Channel].Inc()
 	se.log = se.log.With().Str("room", id.room).Uint32("player", rep.welcome.Player).Str("name", id.name).Str("user", id.user).Logger()
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgWelcome, protocol.AppendWelcome(nil, &rep.welcome)); err != nil {
 		// Only a broken stream gets here (New checked that a Welcome fits):
@@ -305,8 +333,9 @@ func (se *session) receive(r *room) {
 	burst := max(rate/4, 10)
 	se.tokens, se.last = burst, time.Now()
 	se.sampled = se.last
+	ctx := se.conn.Context()
 	for {
-		d, err := se.conn.ReceiveDatagram(se.conn.Context())
+		d, err := se.dg.Receive(ctx)
 		if err != nil {
 			return
 		}
@@ -319,8 +348,13 @@ func (se *session) receive(r *room) {
 		}
 		se.tokens--
 		st := se.conn.ConnectionStats()
+		rtt := st.SmoothedRTT + 2*st.MeanDeviation
 		if now.Sub(se.sampled) >= netSample {
 			se.observe(now, &st)
+			if se.flow.judge(now, rtt, &se.srv.cfg.Datagrams) {
+				se.srv.m.flowHalved.Inc()
+				se.log.Debug().Dur("rtt", rtt).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
+			}
 		}
 		typ, err := protocol.DatagramType(d)
 		if err != nil {
@@ -332,11 +366,13 @@ func (se *session) receive(r *room) {
 			continue
 		}
 		m.dgIn.Inc()
-		msg := roomMsg{kind: msgInput, sess: se, rtt: st.SmoothedRTT + 2*st.MeanDeviation}
+		msg := roomMsg{kind: msgInput, sess: se, rtt: rtt, at: now}
 		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
 			m.drop(reasonOf(err))
 			continue
 		}
+		se.flow.received(msg.input.Newest)
+		msg.halved = se.flow.halved
 		select {
 		case r.inbox <- msg:
 		default:
@@ -372,7 +408,7 @@ func (se *session) send() {
 		case <-se.done:
 			return
 		case b := <-se.out:
-			err := se.conn.SendDatagram(b) // copies b
+			err := se.dg.Send(b) // copies or seals b
 			se.free <- b
 			if err != nil && se.conn.Context().Err() != nil {
 				return
@@ -438,4 +474,83 @@ func (se *session) queueEvent(ev protocol.Event) bool {
 	default:
 		return false
 	}
+}
+
+// chooseChannel picks the datagram channel of a join that offers channels:
+// sealed when the server and the client both can, else QUIC DATAGRAMs.
+func (s *Server) chooseChannel(offered uint8) (sealed bool, rej *protocol.Reject) {
+	switch {
+	case s.demux != nil && offered&protocol.ChannelSealed != 0:
+		return true, nil
+	case offered&protocol.ChannelQUIC != 0:
+		return false, nil
+	}
+	return false, &protocol.Reject{Code: protocol.RejectBadJoin,
+		Reason: fmt.Sprintf("channels: %#x offers no channel this server speaks (datagrams.channel = %q)", offered, s.cfg.Datagrams.Channel)}
+}
+
+// flowControl is Fiedler's coarse flow control ("Reliability and Flow
+// Control"): while a client's path is bad (the upstream loss of its input
+// packets or its round trip at a threshold), it gets half the snapshots;
+// after datagrams.recover of a good path, all again. A path that turns bad
+// again soon after doubles the time it must stay good (up to 8×), and a long
+// good run halves it back.
+type flowControl struct {
+	halved   bool
+	goodFrom time.Time // when the path turned good, while halved
+	restored time.Time // when the rate was last restored
+	penalty  time.Duration
+	loss     float64 // the last sample's
+
+	newest       uint32 // the newest input tick received
+	got, missing uint64 // packets received and missing since the last sample
+}
+
+// received counts an input packet: clients send one a tick, so ticks
+// skipped between packets are packets lost (or late) upstream.
+func (f *flowControl) received(newest uint32) {
+	switch {
+	case f.newest == 0 || newest <= f.newest:
+	case newest-f.newest <= protocol.MaxInputs:
+		f.missing += uint64(newest - f.newest - 1)
+	}
+	if newest > f.newest {
+		f.newest = newest
+	}
+	f.got++
+}
+
+// judge samples the path and reports whether the snapshot rate was just
+// halved.
+func (f *flowControl) judge(now time.Time, rtt time.Duration, c *DatagramsConfig) bool {
+	if f.penalty == 0 {
+		f.penalty = c.Recover
+	}
+	f.loss = 0
+	if n := f.got + f.missing; n > 0 {
+		f.loss = float64(f.missing) / float64(n)
+	}
+	f.got, f.missing = 0, 0
+	if c.BadLoss == 0 {
+		return false
+	}
+	bad := f.loss >= c.BadLoss || rtt >= c.BadRTT
+	switch {
+	case bad && !f.halved:
+		if !f.restored.IsZero() && now.Sub(f.restored) < c.Recover {
+			f.penalty = min(2*f.penalty, 8*c.Recover)
+		}
+		f.halved, f.goodFrom = true, time.Time{}
+		return true
+	case bad:
+		f.goodFrom = time.Time{}
+	case f.halved && f.goodFrom.IsZero():
+		f.goodFrom = now
+	case f.halved && now.Sub(f.goodFrom) >= f.penalty:
+		f.halved, f.restored = false, now
+	case !f.halved && !f.restored.IsZero() && now.Sub(f.restored) >= f.penalty:
+		f.penalty = max(f.penalty/2, c.Recover)
+		f.restored = now
+	}
+	return false
 }

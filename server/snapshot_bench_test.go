@@ -89,7 +89,9 @@ func (b *benchRoom) step() {
 		if b.skip > 0 && (now+int64(i))%int64(b.skip) == 0 {
 			continue
 		}
-		in := protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1}
+		msg := roomMsg{input: protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1},
+			rtt: 200 * time.Millisecond, at: time.Now()}
+		in := &msg.input
 		q := &in.Inputs[0]
 		phase := float64(now)*0.07 + float64(i)
 		q.MoveX, q.MoveZ = protocol.QuantizeAxis(math.Sin(phase)), protocol.QuantizeAxis(math.Cos(phase*0.7))
@@ -106,7 +108,7 @@ func (b *benchRoom) step() {
 			}
 		}
 		*due = (*due)[:0]
-		r.applyInputs(m, &in, 200*time.Millisecond)
+		r.applyInputs(m, &msg)
 	}
 	r.tick()
 	for i, m := range b.members {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/server"
 )
 
@@ -104,7 +106,7 @@ func TestOperatorSurface(t *testing.T) {
 	for _, l := range bi.GetMetric()[0].GetLabel() {
 		labels[l.GetName()] = l.GetValue()
 	}
-	if labels["protocol"] != "2" || !strings.HasPrefix(labels["goversion"], "go") || labels["version"] == "" {
+	if labels["protocol"] != fmt.Sprint(protocol.Version) || !strings.HasPrefix(labels["goversion"], "go") || labels["version"] == "" {
 		t.Errorf("build info labels %v", labels)
 	}
 	// /metrics serves the same, in Prometheus' text format.

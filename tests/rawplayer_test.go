@@ -106,6 +106,9 @@ func dialRawFrom(t testing.TB, srv *server.Server, addr, local string, j protoco
 	if j.Version == 0 {
 		j.Version = protocol.Version
 	}
+	if j.Channels == 0 {
+		j.Channels = protocol.ChannelQUIC // a raw player sends QUIC DATAGRAMs
+	}
 	if _, err := protocol.WriteFrame(st, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		t.Fatal(err)
 	}

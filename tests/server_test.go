@@ -163,6 +163,9 @@ func rawDial(t *testing.T, addr string) *rawConn {
 
 func (r *rawConn) join(t *testing.T, j protocol.Join) (uint8, []byte) {
 	t.Helper()
+	if j.Channels == 0 && j.Version == protocol.Version {
+		j.Channels = protocol.ChannelQUIC // a raw player sends QUIC DATAGRAMs
+	}
 	if _, err := protocol.WriteFrame(r.stream, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		t.Fatal(err)
 	}

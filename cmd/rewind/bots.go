@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rewind-gg/rewind/server"
 	"github.com/rewind-gg/rewind/token"
 )
 
@@ -66,7 +67,9 @@ or on Ctrl-C).`,
 			}
 			dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			if err := f.connect(dctx, fc); err != nil {
+			// At most a server's default handshakes_per_source at once: the
+			// bots all come from this host.
+			if err := f.connect(dctx, fc, server.DefaultConfig().Limits.HandshakesPerSource); err != nil {
 				return &exitError{code: 1, msg: "bots: " + err.Error()}
 			}
 			start := time.Now()

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
@@ -18,6 +20,8 @@ import (
 )
 
 type demoConfig struct {
+	network        string   // a preset of the four below (networkPresets)
+	overrides      []string // the flags of the four given on the command line
 	duration       time.Duration
 	bots           int
 	rttMin, rttMax time.Duration
@@ -30,6 +34,51 @@ type demoConfig struct {
 	fleet          fleetConfig
 }
 
+// networkPreset is the network the shims simulate, as the demo's flags say
+// it: round trips spread from rttMin to rttMax over the bots, jitter and
+// loss each way.
+type networkPreset struct {
+	rttMin, rttMax, jitter time.Duration
+	loss                   float64
+}
+
+// networkPresets are the names --network takes. default is the flags' own
+// defaults; mobile a congested mobile network, round trips near 800 ms.
+var networkPresets = map[string]networkPreset{
+	"default": {rttMin: 60 * time.Millisecond, rttMax: 200 * time.Millisecond, jitter: 10 * time.Millisecond, loss: 0.05},
+	"mobile":  {rttMin: 750 * time.Millisecond, rttMax: 850 * time.Millisecond, jitter: 30 * time.Millisecond, loss: 0.10},
+}
+
+// networkNames lists the presets, in the order the help and errors give them.
+var networkNames = []string{"default", "mobile"}
+
+// applyNetwork sets the network from the --network preset, except the
+// values whose flags were given on the command line (changed reports those):
+// they override the preset.
+func (dc *demoConfig) applyNetwork(changed func(flag string) bool) error {
+	p, ok := networkPresets[dc.network]
+	if !ok {
+		return fmt.Errorf("--network: unknown preset %q (valid: %s)", dc.network, strings.Join(networkNames, ", "))
+	}
+	dc.overrides = nil
+	for _, v := range []struct {
+		flag   string
+		preset func()
+	}{
+		{"rtt-min", func() { dc.rttMin = p.rttMin }},
+		{"rtt-max", func() { dc.rttMax = p.rttMax }},
+		{"jitter", func() { dc.jitter = p.jitter }},
+		{"loss", func() { dc.loss = p.loss }},
+	} {
+		if changed(v.flag) {
+			dc.overrides = append(dc.overrides, "--"+v.flag)
+		} else {
+			v.preset()
+		}
+	}
+	return nil
+}
+
 func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	var dc demoConfig
 	cmd := &cobra.Command{
@@ -40,12 +89,22 @@ QUIC on loopback through its own network shim, which adds latency (the round
 trips spread from --rtt-min to --rtt-max over the bots), jitter and loss in
 each direction. One status line a second; at the end, a report per bot:
 round trip, inputs sent and applied, prediction corrections, shots, hits the
-shooter saw and hits the server confirmed by lag compensation, bandwidth.`,
+shooter saw and hits the server confirmed by lag compensation, bandwidth;
+then per target the hits seen on it, confirmed, and the server's hit events
+on it that the shooter's screen did not show (false positives).
+
+--network picks a preset of --rtt-min, --rtt-max, --jitter and --loss:
+default (60–200 ms, 10 ms jitter, 5% loss) or mobile (750–850 ms, 30 ms
+jitter, 10% loss). Those four flags, when given, override the preset.`,
 		Example: `  rewind demo
+  rewind demo --network mobile
   rewind demo --duration 1m --loss 0.1 --rtt-max 300ms
   rewind demo --window 0      # lag compensation off: watch confirmed hits drop`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := dc.applyNetwork(cmd.Flags().Changed); err != nil {
+				return &exitError{code: 2, msg: "demo: " + err.Error()}
+			}
 			if err := dc.validate(); err != nil {
 				return &exitError{code: 2, msg: "demo: " + err.Error()}
 			}
@@ -54,19 +113,26 @@ shooter saw and hits the server confirmed by lag compensation, bandwidth.`,
 			return runDemo(ctx, dc, stdout, stderr)
 		},
 	}
-	f := cmd.Flags()
+	dc.flags(cmd.Flags())
+	return cmd
+}
+
+// flags declares the demo's flags. The network's four default to the
+// default preset; applyNetwork settles them once the line is parsed.
+func (dc *demoConfig) flags(f *pflag.FlagSet) {
+	def := networkPresets["default"]
+	f.StringVar(&dc.network, "network", "default", "network preset: "+strings.Join(networkNames, ", ")+"; --rtt-min, --rtt-max, --jitter and --loss override it")
 	f.DurationVar(&dc.duration, "duration", 30*time.Second, "how long the match lasts")
 	f.IntVar(&dc.bots, "bots", 12, "how many bots (two teams)")
-	f.DurationVar(&dc.rttMin, "rtt-min", 60*time.Millisecond, "the shortest round trip the shims add")
-	f.DurationVar(&dc.rttMax, "rtt-max", 200*time.Millisecond, "the longest round trip the shims add")
-	f.DurationVar(&dc.jitter, "jitter", 10*time.Millisecond, "jitter each way")
-	f.Float64Var(&dc.loss, "loss", 0.05, "packet loss each way, 0..1")
+	f.DurationVar(&dc.rttMin, "rtt-min", def.rttMin, "the shortest round trip the shims add (overrides --network's)")
+	f.DurationVar(&dc.rttMax, "rtt-max", def.rttMax, "the longest round trip the shims add (overrides --network's)")
+	f.DurationVar(&dc.jitter, "jitter", def.jitter, "jitter each way (overrides --network's)")
+	f.Float64Var(&dc.loss, "loss", def.loss, "packet loss each way, 0..1 (overrides --network's)")
 	f.IntVar(&dc.tickRate, "tick-rate", 20, "server ticks per second")
 	f.IntVar(&dc.window, "window", 30, "lag-compensation window, ticks (0: lag compensation off)")
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics and /debug/pprof (empty: none)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
 	dc.fleet.flags(f, []string{"assault", "breacher"}, "seed of the bots' choices and the shims' losses")
-	return cmd
 }
 
 func (dc *demoConfig) validate() error {
@@ -99,6 +165,25 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	cfg.TickRate, cfg.SnapshotRate = dc.tickRate, dc.tickRate
 	cfg.LagComp.WindowTicks = dc.window
 	cfg.MaxPlayers = max(cfg.MaxPlayers, dc.bots)
+	// Every bot comes from 127.0.0.1 (through its shim), and they all dial
+	// at once: the per-source caps must take them all. A redial after a
+	// handshake timeout may spend a second join.
+	cfg.Limits.HandshakesPerSource = max(cfg.Limits.HandshakesPerSource, dc.bots)
+	cfg.Limits.PlayersPerSource = max(cfg.Limits.PlayersPerSource, dc.bots)
+	cfg.Limits.JoinBurst = max(cfg.Limits.JoinBurst, 2*dc.bots)
+	// The bots dial at once and wait for the slowest before they play; a
+	// dial's round trips, lost packets and probe timeouts all scale with the
+	// round trip. A dial is the QUIC handshake (one round trip; two when the
+	// server answers with a Retry, past 64 handshakes in flight) and the
+	// join (one more). quic-go sends a lost flight again after a probe
+	// timeout of about three round trips, doubling with each loss in a row,
+	// and gives a handshake up after 10 s (then connect dials again). 20
+	// round trips cover two lost flights in a row on top of the dial's own;
+	// the 15 s are the LAN budget, a redial included.
+	dialTimeout := 15*time.Second + 20*dc.rttMax
+	// Bots that joined early send no input until the last one has: the
+	// input timeout runs from their join, so it gets the dial's time on top.
+	cfg.InputTimeout += dialTimeout
 	cfg.MaxDatagramRate = max(cfg.MaxDatagramRate, 5*dc.tickRate)
 	cfg.Log = server.LogConfig{Level: dc.logLevel, Format: "auto"}
 	if err := cfg.Validate(); err != nil {
@@ -116,6 +201,9 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		return &exitError{code: 1, msg: "demo: " + err.Error()}
 	}
 	defer func() {
+		// Not scaled with the round trip: by now the bots have left, and
+		// the server closes its connections without waiting on the network
+		// (past a fixed 300 ms closing period).
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
@@ -140,17 +228,27 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		shims = append(shims, sh)
 		f.addBot(sh.Addr().String(), rtt)
 	}
-	fmt.Fprintf(stdout, "rewind demo: %d bots, round trips %v–%v, jitter %v, loss %.0f%% each way, window %d ticks, %v\n",
-		dc.bots, dc.rttMin, dc.rttMax, dc.jitter, dc.loss*100, dc.window, dc.duration)
+	network := dc.network
+	if len(dc.overrides) > 0 {
+		network += " but " + strings.Join(dc.overrides, ", ")
+	}
+	fmt.Fprintf(stdout, "rewind demo: %d bots, network %s: round trips %v–%v, jitter %v, loss %.0f%% each way, window %d ticks, %v\n",
+		dc.bots, network, dc.rttMin, dc.rttMax, dc.jitter, dc.loss*100, dc.window, dc.duration)
 	dc.fleet.room = "demo"
 	dc.fleet.certSHA256 = srv.CertSHA256()
 	dc.fleet.key = priv
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	err = f.connect(cctx, dc.fleet)
+	cctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	dialStart := time.Now()
+	err = f.connect(cctx, dc.fleet, 0)
 	cancel()
 	if err != nil {
-		return &exitError{code: 1, msg: "demo: " + err.Error()}
+		return &exitError{code: 1, msg: fmt.Sprintf("demo: connecting the bots (within %v): %v", dialTimeout, err)}
 	}
+	fmt.Fprintf(stdout, "%d bots joined in %v", dc.bots, time.Since(dialStart).Round(time.Millisecond))
+	if n := f.redials.Load(); n > 0 {
+		fmt.Fprintf(stdout, " (%d dials made again after a timeout)", n)
+	}
+	fmt.Fprintln(stdout)
 	mctx, stopMatch := context.WithTimeout(ctx, dc.duration)
 	defer stopMatch()
 	start := time.Now()

@@ -2,9 +2,13 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // The README's main command plays a match over QUIC through the shims and
@@ -31,6 +35,75 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "match over after") || !strings.Contains(stdout, "kbit/s per client") {
 		t.Errorf("no status or summary:\n%s", stdout)
+	}
+	// The per-target table, and the summary lines on their own.
+	if !regexp.MustCompile(`(?m)^\s*target\s+team\s+hits seen on it\s+confirmed`).MatchString(stdout) {
+		t.Errorf("no per-target table:\n%s", stdout)
+	}
+	if !regexp.MustCompile(`(?m)^hits seen by live shooters confirmed: \d+ of \d+ \(([\d.]+%|n/a)\)$`).MatchString(stdout) {
+		t.Errorf("no confirmed line:\n%s", stdout)
+	}
+	fp := regexp.MustCompile(`(?m)^false positives: (\d+) of (\d+) hit events$`).FindStringSubmatch(stdout)
+	if fp == nil {
+		t.Fatalf("no false positives line:\n%s", stdout)
+	}
+	n, _ := strconv.Atoi(fp[1])
+	events, _ := strconv.Atoi(fp[2])
+	if events == 0 || n > events {
+		t.Errorf("false positives: %d of %d hit events, want some hit events and no more false positives than them:\n%s", n, events, stdout)
+	}
+}
+
+// parseDemo parses a demo command line's flags and settles its network.
+func parseDemo(t *testing.T, args ...string) (demoConfig, error) {
+	t.Helper()
+	var dc demoConfig
+	fs := pflag.NewFlagSet("demo", pflag.ContinueOnError)
+	dc.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return dc, dc.applyNetwork(fs.Changed)
+}
+
+func TestDemoNetworkPresets(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		args                   []string
+		rttMin, rttMax, jitter time.Duration
+		loss                   float64
+	}{
+		{nil, 60 * ms, 200 * ms, 10 * ms, 0.05},
+		{[]string{"--network", "default"}, 60 * ms, 200 * ms, 10 * ms, 0.05},
+		{[]string{"--network", "mobile"}, 750 * ms, 850 * ms, 30 * ms, 0.10},
+		// Flags given override the preset, whichever comes first.
+		{[]string{"--loss", "0.02", "--network", "mobile", "--rtt-max", "900ms"}, 750 * ms, 900 * ms, 30 * ms, 0.02},
+		{[]string{"--network", "mobile", "--rtt-min", "100ms", "--jitter", "0s"}, 100 * ms, 850 * ms, 0, 0.10},
+		// Even when they repeat the default's own values.
+		{[]string{"--network", "mobile", "--loss", "0.05", "--rtt-min", "60ms"}, 60 * ms, 850 * ms, 30 * ms, 0.05},
+		{[]string{"--rtt-max", "300ms"}, 60 * ms, 300 * ms, 10 * ms, 0.05},
+	} {
+		dc, err := parseDemo(t, tc.args...)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if dc.rttMin != tc.rttMin || dc.rttMax != tc.rttMax || dc.jitter != tc.jitter || dc.loss != tc.loss {
+			t.Errorf("%q: rtt %v–%v, jitter %v, loss %v; want %v–%v, %v, %v", tc.args,
+				dc.rttMin, dc.rttMax, dc.jitter, dc.loss, tc.rttMin, tc.rttMax, tc.jitter, tc.loss)
+		}
+	}
+	// The report's first line names the flags that overrode the preset.
+	if dc, _ := parseDemo(t, "--loss", "0.02", "--network", "mobile", "--rtt-min", "1s"); !slices.Equal(dc.overrides, []string{"--rtt-min", "--loss"}) {
+		t.Errorf("overrides %q, want --rtt-min, --loss", dc.overrides)
+	}
+	if _, err := parseDemo(t, "--network", "lan"); err == nil || !strings.Contains(err.Error(), `--network: unknown preset "lan" (valid: default, mobile)`) {
+		t.Errorf("--network lan: %v", err)
+	}
+	// On the command line: a usage error, before anything starts.
+	code, stdout, stderr := runCmd(t, "demo", "--network", "lan")
+	if code != 2 || !strings.Contains(stderr, `demo: --network: unknown preset "lan" (valid: default, mobile)`) || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
 

@@ -3,18 +3,24 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/quic-go/quic-go"
 	"github.com/spf13/pflag"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/server"
 )
 
@@ -34,6 +40,8 @@ type fleet struct {
 	bots []*bot
 	wg   sync.WaitGroup
 	hold atomic.Bool // set near the end: the bots stop firing so every hit event arrives
+	// redials counts dials made again after a timeout.
+	redials atomic.Int64
 }
 
 // holdFireBefore makes the bots stop firing quiet before ctx's deadline, so
@@ -74,33 +82,91 @@ type fleetConfig struct {
 	interp     time.Duration
 }
 
-// connect joins every bot to the room.
-func (f *fleet) connect(ctx context.Context, fc fleetConfig) error {
+// connect joins every bot to the room, dialing at most parallel of them at
+// once (parallel < 1: all at once), and gives up when ctx ends. A dial
+// that timed out (timedOut) is made again, dialAttempts in all; any other
+// failure ends them all. On failure no bot stays connected.
+func (f *fleet) connect(ctx context.Context, fc fleetConfig, parallel int) error {
+	if parallel < 1 {
+		parallel = len(f.bots)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
 	for i, b := range f.bots {
 		if len(fc.classes) > 0 {
 			b.class = fc.classes[i%len(fc.classes)]
 		}
-		cc := client.Config{Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class}
-		if fc.key != nil { // the token says who the bot is
-			tok, err := mint(fc.key, fc.room, b.name, b.name, b.team, b.class, time.Minute)
-			if err != nil {
-				return fmt.Errorf("%s: token: %w", b.name, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				return
 			}
-			cc = client.Config{Addr: b.addr, Token: tok}
+			c, err := f.dial(ctx, fc, i, b)
+			if err != nil {
+				cancel(fmt.Errorf("%s: %w", b.name, err))
+				return
+			}
+			b.c = c
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		for _, b := range f.bots {
+			if b.c != nil {
+				b.c.Close()
+				b.c = nil
+			}
 		}
-		c, err := client.Dial(ctx, client.Config{
-			Addr: cc.Addr, Token: cc.Token, Room: cc.Room, Name: cc.Name, Team: cc.Team, Class: cc.Class,
+		return err
+	}
+	return nil
+}
+
+// dialAttempts is how many times connect dials a bot whose dials time out.
+const dialAttempts = 3
+
+// dial connects bot i, again after a timeout.
+func (f *fleet) dial(ctx context.Context, fc fleetConfig, i int, b *bot) (*client.Client, error) {
+	for attempt := 1; ; attempt++ {
+		cc := client.Config{Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
 			Input:            client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
 			Redundancy:       fc.redundancy,
 			InterpDelay:      fc.interp,
 			ServerCertSHA256: fc.certSHA256, InsecureSkipVerify: fc.insecure,
-		})
-		if err != nil {
-			return fmt.Errorf("%s: %w", b.name, err)
 		}
-		b.c = c
+		if fc.key != nil { // the token says who the bot is; a fresh one each dial (tokens are single-use)
+			tok, err := mint(fc.key, fc.room, b.name, b.name, b.team, b.class, time.Minute)
+			if err != nil {
+				return nil, fmt.Errorf("token: %w", err)
+			}
+			cc.Token, cc.Room, cc.Name, cc.Team, cc.Class = tok, "", "", 0, ""
+		}
+		c, err := client.Dial(ctx, cc)
+		if err == nil || ctx.Err() != nil || attempt == dialAttempts || !timedOut(err) {
+			return c, err
+		}
+		f.redials.Add(1)
 	}
-	return nil
+}
+
+// timedOut reports whether a dial failed for time, as a few packets lost in
+// a row do at long round trips: quic-go gave the handshake up (5 s without
+// an answer, 10 s in all), or the server closed the connection as a
+// protocol error before it took a Join (it waits a fixed 5 s for the
+// control stream and the Join). Dialling again is safe: no token was spent.
+func timedOut(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var ae *quic.ApplicationError
+	return errors.As(err, &ae) && ae.Remote && ae.ErrorCode == protocol.CloseProtocol
 }
 
 // run plays every bot until ctx ends.
@@ -226,5 +292,54 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	if players != nil {
 		fmt.Fprintf(w, ".\nView lag: %d shots were resolved with less view lag than their shooter claimed (rewind_view_lag_clamped_total)", clamped)
 	}
-	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client.\n", float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)))
+	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client.\n\n", float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)))
+	events, falsePos := f.targetReport(w)
+	live := seen - dead
+	pct := "n/a"
+	if live > 0 {
+		pct = fmt.Sprintf("%.1f%%", 100*float64(seenConf)/float64(live))
+	}
+	fmt.Fprintf(w, "\nhits seen by live shooters confirmed: %d of %d (%s)\n", seenConf, live, pct)
+	fmt.Fprintf(w, "false positives: %d of %d hit events\n", falsePos, events)
+}
+
+// targetReport prints the hits on each target (victim), summed over every
+// shooter of the fleet, and returns the totals of hit events and false
+// positives (hit events on a target that no pellet of the shot hit on the
+// shooter's screen). A target that is none of the bots shows as #id.
+func (f *fleet) targetReport(w io.Writer) (events, falsePos uint64) {
+	sum := map[uint32]client.TargetStats{}
+	for _, b := range f.bots {
+		s := b.c.Stats()
+		events, falsePos = events+s.HitEvents, falsePos+s.FalsePositives
+		for id, t := range b.c.Targets() {
+			a := sum[id]
+			a.HitsSeen += t.HitsSeen
+			a.SeenConfirmed += t.SeenConfirmed
+			a.HitEvents += t.HitEvents
+			a.FalsePositives += t.FalsePositives
+			sum[id] = a
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tteam\thits seen on it\tconfirmed\tconfirmed %\thit events\tfalse positives\t")
+	row := func(name, team string, t client.TargetStats) {
+		pct := "—"
+		if t.HitsSeen > 0 {
+			pct = fmt.Sprintf("%.0f", 100*float64(t.SeenConfirmed)/float64(t.HitsSeen))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%d\t\n", name, team, t.HitsSeen, t.SeenConfirmed, pct, t.HitEvents, t.FalsePositives)
+	}
+	for _, b := range f.bots {
+		row(b.name, fmt.Sprint(b.team), sum[b.c.ID()])
+		delete(sum, b.c.ID())
+	}
+	for _, id := range slices.Sorted(maps.Keys(sum)) {
+		row(fmt.Sprintf("#%d", id), "—", sum[id])
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nPer target, summed over its shooters: hits seen are shots with a pellet on it on the shooter's screen (shots of"+
+		" shooters the server had already killed included), confirmed those the server registered on it; hit events are the"+
+		" server's hits on it, false positives those of shots that no pellet hit it with on the shooter's screen.")
+	return events, falsePos
 }

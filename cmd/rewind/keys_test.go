@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/token"
 )
 
@@ -63,7 +65,7 @@ func TestKeygenTokenInspect(t *testing.T) {
 
 func TestVersionAndPrintConfig(t *testing.T) {
 	code, out, _ := runCmd(t, "version")
-	if code != 0 || !strings.Contains(out, "protocol 2 (ALPN rewind/2)") || !strings.Contains(out, "go1.") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("protocol %d (ALPN %s)", protocol.Version, protocol.ALPN)) || !strings.Contains(out, "go1.") {
 		t.Errorf("version: %d\n%s", code, out)
 	}
 	code, out, errs := runCmd(t, "serve", "--print-config", "--window", "12", "--max-unlag", "400ms")

@@ -1,13 +1,16 @@
 package buildinfo
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
+
+	"github.com/rewind-gg/rewind/protocol"
 )
 
 func TestRead(t *testing.T) {
 	in := Read()
-	if in.GoVersion != runtime.Version() || in.Protocol != "2" || in.Version == "" {
+	if in.GoVersion != runtime.Version() || in.Protocol != fmt.Sprint(protocol.Version) || in.Version == "" {
 		t.Errorf("%+v", in)
 	}
 }

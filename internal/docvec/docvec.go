@@ -1,8 +1,10 @@
 // Package docvec reads test vectors out of the project's documentation, so
 // that the pages other languages implement from (docs/protocol.md) are the
 // single truth and the tests check them: a vector block is a fenced code
-// block whose info string is "vectors NAME"; each non-empty line that does
-// not start with '#' is one vector, its fields separated by spaces.
+// block whose info string is "vectors NAME"; each line is one vector, its
+// fields separated by white space. A field that starts with '#' starts a
+// comment, which runs to the end of the line; a line with no field before
+// its comment (a blank line, a comment line) is no vector.
 package docvec
 
 import (
@@ -30,8 +32,10 @@ func Read(path, name string) ([][]string, error) {
 			in, found = true, true
 		case in && line == "```":
 			in = false
-		case in && line != "" && !strings.HasPrefix(line, "#"):
-			rows = append(rows, strings.Fields(line))
+		case in:
+			if f := fields(line); len(f) > 0 {
+				rows = append(rows, f)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -44,4 +48,15 @@ func Read(path, name string) ([][]string, error) {
 		return nil, fmt.Errorf("docvec: %s: block %q is not closed", path, name)
 	}
 	return rows, nil
+}
+
+// fields returns the fields of a line before its comment, if any.
+func fields(line string) []string {
+	f := strings.Fields(line)
+	for i, w := range f {
+		if strings.HasPrefix(w, "#") {
+			return f[:i]
+		}
+	}
+	return f
 }

@@ -10,7 +10,7 @@ import (
 
 func TestRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "doc.md")
-	doc := "# Doc\n\n```vectors a\n# comment\n1 2  3\n\nx y\n```\n\n```vectors b\nz\n```\n```vectors open\n1\n"
+	doc := "# Doc\n\n```vectors a\n# comment\n1 2  3\n\nx y  # trailing comment\n  # indented comment\n```\n\n```vectors b\nz\n```\n```vectors open\n1\n"
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}

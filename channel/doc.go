@@ -1,0 +1,17 @@
+// Package channel carries a session's real-time datagrams (inputs up,
+// snapshots down) in one of two ways, behind the Conn interface:
+//
+//   - Sealed: UDP packets beside QUIC on the connection's own socket and port
+//     (quic.Transport's WriteTo and ReadNonQUICPacket), sealed with
+//     AES-256-GCM under per-direction keys from the QUIC connection's TLS
+//     exporter. Each packet carries the session id the Welcome gave and a
+//     sequence number, which is the nonce; the receiver keeps a replay
+//     window. The server learns a client's address from the packets that
+//     authenticate, so a client whose NAT rebinds keeps playing. Nothing
+//     here is congestion-controlled: the game limits its own rate, as
+//     Source, Overwatch and netcode.io do.
+//   - QUIC: DATAGRAM frames (RFC 9221) on the connection, the fallback.
+//
+// The packet layout, byte by byte, with test vectors, is in docs/protocol.md
+// ("The sealed channel").
+package channel
