@@ -29,9 +29,9 @@ import (
 // snapshots at 20 Hz.
 const marginWindow = 200
 
-// marginSafety is the margin, in ticks, the input clock keeps its low
-// percentile at.
-const marginSafety = 0.2
+// marginSafety is the margin, in ticks, the input clock keeps the window's
+// smallest margin at.
+const marginSafety = 0.5
 
 // maxSkew is the most the clocks run fast or slow: 10%.
 const maxSkew = 0.1
@@ -45,7 +45,6 @@ type inputClock struct {
 	offset  float64
 	base    [marginWindow]float64 // margins less the offset their input was sent at
 	n, next int
-	scratch [marginWindow]float64
 }
 
 // observe takes the margin an input produced at sentOffset arrived with.
@@ -55,13 +54,14 @@ func (k *inputClock) observe(margin, sentOffset float64) {
 	k.n = min(k.n+1, marginWindow)
 }
 
-// low is the window's low percentile (about the 1st) of base margins: the
-// 1st of every 100 samples is let through late.
+// low is the window's smallest base margin: with a sample a snapshot, the
+// 0.5th percentile over 10 s, so that late inputs stay well under 1%.
 func (k *inputClock) low() float64 {
-	s := k.scratch[:k.n]
-	copy(s, k.base[:k.n])
-	slices.Sort(s)
-	return s[k.n/100]
+	l := math.Inf(1)
+	for _, b := range k.base[:k.n] {
+		l = min(l, b)
+	}
+	return l
 }
 
 // error is how many ticks the clock should still gain (negative: lose).

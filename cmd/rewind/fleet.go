@@ -249,7 +249,7 @@ func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick 
 func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tno damage\tclamped\tK/D\tkbit/s\t")
-	var sent, applied, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes uint64
+	var sent, applied, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes, extrapolated uint64
 	for _, b := range f.bots {
 		s := b.c.Stats()
 		set := "—"
@@ -273,6 +273,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
 			s.HitsConfirmed, sc, s.NoDamage, clamp, s.Kills, s.Deaths, kbps)
 		noDamage += s.NoDamage
+		extrapolated += s.Extrapolated
 		dead += s.HitsSeenAfterDeath
 		sent += s.Ticks
 		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+s.HitsSeen, confirmed+s.HitsConfirmed, seenConf+s.SeenConfirmed, bytes+s.BytesIn
@@ -292,7 +293,9 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	if players != nil {
 		fmt.Fprintf(w, ".\nView lag: %d shots were resolved with less view lag than their shooter claimed (rewind_view_lag_clamped_total)", clamped)
 	}
-	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client.\n\n", float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)))
+	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client; remote players extrapolated past the newest snapshot on %.2f%% of ticks",
+		float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)), 100*float64(extrapolated)/float64(max(sent, 1)))
+	fmt.Fprint(w, ".\n\n")
 	events, falsePos := f.targetReport(w)
 	live := seen - dead
 	pct := "n/a"
