@@ -138,10 +138,26 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 			}
 			c.clock.observe(m, f.offset)
 			c.stats.MarginLow = c.clock.low()
+			// In the first second the start's estimate (the round trip at
+			// the join) is corrected by a jump ahead rather than by a slew:
+			// inputs late meanwhile are lost.
+			if e := c.clock.error(); c.clock.n < settleSamples && e > 1 {
+				j := int64(math.Ceil(e))
+				c.tick += j
+				c.clock.offset += float64(j)
+				c.firstTick = c.tick
+				c.stats.ClockJumps++
+				c.scale = 1
+				return
+			}
 		}
 	}
 	c.scale = c.clock.scale()
 }
+
+// settleSamples is how many margins (a second of snapshots at 20 Hz) the
+// input clock may still jump ahead by.
+const settleSamples = 20
 
 // A margin beyond these, in ticks, makes the input clock jump.
 const (
@@ -205,27 +221,47 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	c.stats.MaxCorrection = max(c.stats.MaxCorrection, errLen)
 }
 
-// reconcileShots takes the server's count of the player's shots: the spread
-// sequence is the server's, and a shot the client predicted but the server
-// never fired (its input lost for good) would put the client's pellets one
-// behind for the rest of the match.
+// reconcileShots takes the server's weapons and count of the player's
+// shots at the snapshot's tick, and replays the fire and reload buttons
+// sent since under the same rules (weapons.Use, weapons.Reload, as the
+// server will apply them). The client then never fires a shot the server
+// refuses (a reload the server started, an input lost for good), and its
+// next pellets follow the server's spread sequence.
 func (c *Client) reconcileShots(h *protocol.SnapshotHeader) {
 	k := int64(h.Tick)
 	f := &c.ring[k%ringSize]
-	if f.tick != k || k >= c.tick || k < c.firstTick {
-		return // not predicted (yet, or any more)
+	if f.tick != k || k >= c.tick || k < c.firstTick || !c.alive || h.Own.NSlots != c.arsenal.Count {
+		return // not predicted (yet, or any more), or nothing to replay
 	}
-	d := h.Own.Shots - f.shots // modulo 2³²
-	if d == 0 {
-		return
+	a := c.arsenal
+	for i := range a.Count {
+		w := &h.Own.Slots[i]
+		a.Slots[i].Ready, a.Slots[i].Ammo = int64(w.Ready), int(w.Ammo)
+		a.Slots[i].Reloading, a.Slots[i].Reloaded = w.Reloading, int64(w.Reloaded)
 	}
-	for t := k; t < c.tick; t++ {
+	a.Fired = h.Own.Shots
+	differs := f.shots != h.Own.Shots
+	f.shots = a.Fired
+	for t := k + 1; t < c.tick; t++ {
 		g := &c.ring[t%ringSize]
-		g.shots += d
-		g.seq += d
+		if g.tick != t {
+			continue
+		}
+		if int(g.q.Weapon) < len(c.defs) {
+			def := &c.defs[g.q.Weapon]
+			if g.q.Buttons&ecs.ButtonReload != 0 {
+				weapons.Reload(&a, uint16(g.q.Weapon), def, t)
+			}
+			if g.q.Buttons&ecs.ButtonFire != 0 {
+				weapons.Use(&a, uint16(g.q.Weapon), def, t)
+			}
+		}
+		g.shots = a.Fired
 	}
-	c.arsenal.Fired += d
-	c.stats.SpreadCorrections++
+	if differs {
+		c.stats.SpreadCorrections++
+	}
+	c.arsenal = a
 }
 
 // local is the client's local time since Run started, in ticks.

@@ -222,8 +222,9 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 		return Entity{ID: id, State: EntityState{Kind: kind, Team: team, Owner: owner, Weapon: weapon, Start: start,
 			Pos: QuantizeVec(pos), Vel: QuantizeVec(vel)}}
 	}
-	fullH = SnapshotHeader{Tick: 1001, Baseline: NoTick, InputAck: 1001, InputLead: 2,
-		Own: OwnState{Alive: true, Pos: [3]float64{-19.25, 0, 12.5}, Health: 100, Shots: 7}}
+	fullH = SnapshotHeader{Tick: 1001, Baseline: NoTick, InputAck: 1001, InputLead: 2, Margin: NoMargin,
+		Own: OwnState{Alive: true, Pos: [3]float64{-19.25, 0, 12.5}, Health: 100, Shots: 7,
+			NSlots: 2, Slots: [MaxSlots]WeaponSlot{{Ready: 1003, Ammo: 29}, {Ready: 990, Ammo: 0, Reloading: true, Reloaded: 1030}}}}
 	full = State{Tick: 1001,
 		Players: []Entity{
 			player(vecRed, 2, FlagAlive|TeleportFlags(1), 100, 0x4000, 0, geom.V(5.5, 0, -3.25)),
@@ -237,8 +238,13 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 			object(vecShield, KindShield, 1, vecBlue, 0, 1200, geom.V(-11, 0, 21), geom.V(2, 2.5, 0.25)),
 		},
 	}
-	deltaH = SnapshotHeader{Tick: 1004, Baseline: 1001, InputAck: 1003, InputLead: 3,
-		Own: OwnState{Alive: true, Pos: [3]float64{-19.25, 0, 12.8}, Health: 62.5, Shots: 8}}
+	deltaH = SnapshotHeader{Tick: 1004, Baseline: 1001, InputAck: 1003, InputLead: 3, Margin: 1 << 7, MarginTick: 1005, // input 1005 came half a tick early
+		Own: OwnState{Alive: true, Pos: [3]float64{-19.25, 0, 12.8}, Health: 62.5, Shots: 8,
+			NSlots: 2, Slots: [MaxSlots]WeaponSlot{{Ready: 1006, Ammo: 28}, {Ready: 990, Ammo: 0, Reloading: true, Reloaded: 1030}}},
+		NConfirms: 2, Confirms: [MaxConfirms]HitConfirm{
+			{Tick: 1003, Target: vecBlue, Shot: 41, Flags: HitHead, Damage: 25},
+			{Tick: 1004, Target: vecDead, Shot: 42, Reason: NoDamageDead, Damage: 20},
+		}}
 	delta = State{Tick: 1004,
 		Players: []Entity{
 			player(vecRed, 2, FlagAlive|TeleportFlags(1), 100, 0x4200, -150, geom.V(5.75, 0, -3)), // moved and turned

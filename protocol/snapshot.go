@@ -70,6 +70,22 @@ type OwnState struct {
 	// the snapshot's tick: the index of its next shot in its spread
 	// sequence.
 	Shots uint32
+	// Slots are the player's weapons as the server's rules left them after
+	// the tick, in loadout order: the client replays its later inputs on
+	// them, so it never fires a shot the server will refuse.
+	Slots  [MaxSlots]WeaponSlot
+	NSlots int
+}
+
+// MaxSlots is the most weapons a player carries.
+const MaxSlots = 8
+
+// WeaponSlot is a carried weapon's state under the rules.
+type WeaponSlot struct {
+	Ready     uint32 // the first tick it may fire again
+	Ammo      uint16 // rounds in the magazine
+	Reloading bool
+	Reloaded  uint32 // while reloading, the tick the magazine is full again
 }
 
 // SnapshotHeader is the fixed part of a snapshot.
@@ -176,6 +192,15 @@ func AppendSnapshot(b []byte, h *SnapshotHeader, base, target, known *State) []b
 	}
 	b = appendF32(b, h.Own.Health)
 	b = appendU32(b, h.Own.Shots)
+	ns := min(max(h.Own.NSlots, 0), MaxSlots)
+	b = append(b, uint8(ns))
+	for i := range ns {
+		w := &h.Own.Slots[i]
+		b = appendU32(b, w.Ready)
+		b = appendU16(b, w.Ammo)
+		b = append(b, boolByte(w.Reloading))
+		b = appendU32(b, w.Reloaded)
+	}
 	n := min(max(h.NConfirms, 0), MaxConfirms)
 	b = append(b, uint8(n))
 	for i := range n {
@@ -366,6 +391,16 @@ func DecodeSnapshotHeader(d []byte, h *SnapshotHeader) error {
 	}
 	h.Own.Health = r.f32("own.health")
 	h.Own.Shots = r.u32("own.shots")
+	h.Own.NSlots = int(r.u8("own.slots"))
+	if r.err == nil && h.Own.NSlots > MaxSlots {
+		r.fail(ReasonValue, "own.slots")
+		h.Own.NSlots = 0
+	}
+	for i := range h.Own.NSlots {
+		w := &h.Own.Slots[i]
+		w.Ready, w.Ammo = r.u32("slot.ready"), r.u16("slot.ammo")
+		w.Reloading, w.Reloaded = r.bool("slot.reloading"), r.u32("slot.reloaded")
+	}
 	h.NConfirms = int(r.u8("confirms"))
 	if r.err == nil && h.NConfirms > MaxConfirms {
 		r.fail(ReasonValue, "confirms")
@@ -381,7 +416,7 @@ func DecodeSnapshotHeader(d []byte, h *SnapshotHeader) error {
 		r.fail(ReasonValue, "baseline")
 	}
 	if r.err != nil {
-		h.NConfirms = 0
+		h.NConfirms, h.Own.NSlots = 0, 0
 	}
 	h.sections = 2 + r.off
 	return r.err

@@ -775,6 +775,12 @@ func (r *room) snapshot(mem *member, tick int64) {
 	if queue.Applied >= 0 {
 		hdr.InputAck = uint32(queue.Applied)
 	}
+	hdr.Own.NSlots = min(arsenal.Count, protocol.MaxSlots)
+	for i := range hdr.Own.NSlots {
+		w := &arsenal.Slots[i]
+		hdr.Own.Slots[i] = protocol.WeaponSlot{Ready: uint32(max(w.Ready, 0)), Ammo: uint16(min(max(w.Ammo, 0), math.MaxUint16)),
+			Reloading: w.Reloading, Reloaded: uint32(max(w.Reloaded, 0))}
+	}
 	hdr.Margin = protocol.NoMargin
 	if mem.hasMargin {
 		hdr.Margin = int16(min(max(math.Round(mem.margin*256), math.MinInt16+1), math.MaxInt16))
