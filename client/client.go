@@ -202,7 +202,6 @@ type shotRecord struct {
 	confirmed bool            // on any of them
 	targetsOK uint8           // bit i: on seen[i]
 	marked    [maxSeen]uint32 // the targets of the hit markers shown
-	dbg       string
 
 	dead  bool // fired after the server had already killed the shooter
 	valid bool
