@@ -141,7 +141,7 @@ type Client struct {
 
 	dg        channel.Conn      // inputs and snapshots
 	sealed    *channel.Endpoint // the sealed channel's, nil on QUIC DATAGRAMs
-	datagrams chan []byte       // received, to the tick loop
+	datagrams chan arrival      // received, to the tick loop
 	freeIn    chan []byte       // their buffers, back to the reader
 	sendq     chan []byte       // input packets, to the sender
 	freeOut   chan []byte       // their buffers, back to the tick loop
@@ -273,7 +273,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: dial %s: %w", cfg.Addr, err)
 	}
 	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}),
-		datagrams: make(chan []byte, inQueue), freeIn: make(chan []byte, inQueue+2),
+		datagrams: make(chan arrival, inQueue), freeIn: make(chan []byte, inQueue+2),
 		sendq: make(chan []byte, outBuffers), freeOut: make(chan []byte, outBuffers),
 		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1}
 	for range inQueue + 2 {
@@ -439,14 +439,21 @@ func (c *Client) readDatagrams() {
 			return
 		}
 		c.bytesIn.Add(uint64(len(d)))
+		at := time.Now()
 		var buf []byte
 		select {
 		case buf = <-c.freeIn:
 		default:
-			buf = <-c.datagrams // all the others are queued: there is one
+			buf = (<-c.datagrams).b // all the others are queued: there is one
 		}
-		c.datagrams <- append(buf[:0], d...) // there is room: this buffer's
+		c.datagrams <- arrival{append(buf[:0], d...), at} // there is room: this buffer's
 	}
+}
+
+// arrival is a datagram received, and when.
+type arrival struct {
+	b  []byte
+	at time.Time
 }
 
 // sendDatagrams sends the input packets the tick loop queues, so that the

@@ -121,6 +121,18 @@ func (r *renderClock) fastest() float64 {
 	return f
 }
 
+// late is the q-quantile of how much later than the fastest path the
+// window's snapshots arrived, ticks: the path's jitter, and any queueing.
+func (r *renderClock) late(q float64) float64 {
+	if r.n == 0 {
+		return 0
+	}
+	s := r.scratch[:r.n]
+	copy(s, r.off[:r.n])
+	slices.Sort(s)
+	return s[min(int(q*float64(r.n)), r.n-1)] - s[0]
+}
+
 // delay is the interpolation delay the window asks for: the 99th percentile
 // of how long after the fastest path each snapshot was needed.
 func (r *renderClock) delay() float64 {

@@ -31,11 +31,11 @@ func (c *Client) drainSnapshots() {
 				c.datagrams = nil
 				break
 			}
-			if h, isNew := c.onDatagram(d); isNew {
+			if h, isNew := c.onDatagram(d.b, d.at); isNew {
 				newest, fresh = h, true
 			}
 			select {
-			case c.freeIn <- d:
+			case c.freeIn <- d.b:
 			default:
 			}
 			continue
@@ -56,7 +56,7 @@ func (c *Client) slot(tick uint32) *protocol.State {
 
 // onDatagram decodes a snapshot against its baseline, keeps it, and
 // reconciles with it when it is the newest; it reports whether it was.
-func (c *Client) onDatagram(d []byte) (protocol.SnapshotHeader, bool) {
+func (c *Client) onDatagram(d []byte, at time.Time) (protocol.SnapshotHeader, bool) {
 	var h protocol.SnapshotHeader
 	if err := protocol.DecodeSnapshotHeader(d, &h); err != nil {
 		c.stats.SnapshotsDropped++
@@ -95,7 +95,8 @@ func (c *Client) onDatagram(d []byte) (protocol.SnapshotHeader, bool) {
 	if c.haveSnap {
 		gap = int64(h.Tick) - int64(c.newestSnap)
 	}
-	c.render.arrived(c.local(), h.Tick, gap)
+	c.render.arrived(at.Sub(c.epoch).Seconds()*float64(c.welcome.TickRate), h.Tick, gap)
+	c.stats.SnapshotDelayP95 = time.Duration(c.render.late(0.95) * float64(c.dt))
 	c.newestSnap, c.haveSnap = h.Tick, true
 	c.stats.ServerTick = h.Tick
 	c.reconcile(&h)

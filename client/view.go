@@ -204,6 +204,10 @@ type Stats struct {
 	Interp          time.Duration
 	Extrapolated    uint64
 	SendsSuperseded uint64
+	// SnapshotDelayP95 is the 95th percentile of how much later than the
+	// fastest the last 100 new snapshots arrived: the path's jitter, plus
+	// any delay the transport adds.
+	SnapshotDelayP95 time.Duration
 	// MarginLow is the input clock's low percentile of the margins the
 	// server measured, in ticks, net of its steering since.
 	MarginLow float64

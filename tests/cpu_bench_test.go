@@ -22,12 +22,13 @@ const botProcessEnv = "REWIND_TEST_BOT_PROCESS"
 
 func botProcess(addr string) int {
 	n, _ := strconv.Atoi(os.Getenv(botProcessEnv + "_N"))
+	channel := os.Getenv(botProcessEnv + "_CHANNEL")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { io.Copy(io.Discard, os.Stdin); cancel() }()
 	var clients []*client.Client
 	for i := range n {
 		dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
-		c, err := client.Dial(dctx, client.Config{Addr: addr, Room: "cpu", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2), InsecureSkipVerify: true,
+		c, err := client.Dial(dctx, client.Config{Addr: addr, Room: "cpu", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2), InsecureSkipVerify: true, Channel: channel,
 			Input: client.NewBot(client.BotConfig{Seed: uint64(i), AimError: 0.03})})
 		dcancel()
 		if err != nil {
@@ -54,17 +55,33 @@ func cpuTime() time.Duration {
 
 // BenchmarkRoomCPU measures the server's CPU for one room of 12 bots playing
 // over real QUIC on loopback (20 Hz inputs and snapshots each way): one op
-// is one second of the room. Run it with -benchtime 10x. It reports the
-// process's CPU per room-second (QUIC, crypto, syscalls, GC and the room),
-// the room goroutine's own share (simulation and snapshot encoding: the
-// baseline the network cost adds to), and the rooms one core can hold.
+// is one second of the room on each datagram channel, the sealed channel
+// and QUIC DATAGRAMs, one after the other in the same run. Run it with
+// -benchtime 10x. For each channel it reports the process's CPU per
+// room-second (QUIC, crypto, syscalls, GC and the room), the room
+// goroutine's own share (simulation and snapshot encoding: the baseline the
+// network cost adds to), and the rooms one core can hold; and the ratio of
+// the two channels' CPU (quic/sealed: how many times more QUIC DATAGRAMs
+// cost).
 func BenchmarkRoomCPU(b *testing.B) {
 	if testing.Short() {
 		b.Skip("plays a real match")
 	}
+	n := b.N
+	var cpu [2]float64
+	for i, ch := range []string{"sealed", "quic"} {
+		cpu[i] = roomCPU(b, ch, n)
+	}
+	b.ReportMetric(cpu[1]/cpu[0], "quic/sealed-cpu")
+}
+
+// roomCPU plays a room of 12 bots on a datagram channel for seconds room
+// seconds and reports its metrics, prefixed by the channel; it returns the
+// CPU per room-second.
+func roomCPU(b *testing.B, channel string, seconds int) float64 {
 	srv := startServer(b, nil)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), botProcessEnv+"="+srv.Addr().String(), botProcessEnv+"_N=12")
+	cmd.Env = append(os.Environ(), botProcessEnv+"="+srv.Addr().String(), botProcessEnv+"_N=12", botProcessEnv+"_CHANNEL="+map[string]string{"sealed": "", "quic": "quic"}[channel])
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -78,18 +95,19 @@ func BenchmarkRoomCPU(b *testing.B) {
 	waitTicks(b, srv, "cpu", 40) // settle
 	r0 := roomStats(b, srv, "cpu")
 	c0 := cpuTime()
-	for b.Loop() {
+	for range seconds {
 		waitTicks(b, srv, "cpu", 20)
 	}
 	c1 := cpuTime()
 	r1 := roomStats(b, srv, "cpu")
 	if len(r1.Players) != 12 {
-		b.Fatalf("%d players at the end", len(r1.Players))
+		b.Fatalf("%s: %d players at the end", channel, len(r1.Players))
 	}
-	seconds := float64(r1.Tick-r0.Tick) / 20
-	cpu := float64((c1 - c0).Microseconds()) / seconds
-	b.ReportMetric(cpu, "cpu-µs/room-s")
-	b.ReportMetric(float64((r1.TickTotal-r0.TickTotal).Microseconds())/seconds, "room-µs/room-s")
-	b.ReportMetric(1e6/cpu, "rooms/core")
-	b.ReportMetric(float64(r1.Overruns-r0.Overruns), "overruns")
+	secs := float64(r1.Tick-r0.Tick) / 20
+	cpu := float64((c1 - c0).Microseconds()) / secs
+	b.ReportMetric(cpu, channel+"-cpu-µs/room-s")
+	b.ReportMetric(float64((r1.TickTotal-r0.TickTotal).Microseconds())/secs, channel+"-room-µs/room-s")
+	b.ReportMetric(1e6/cpu, channel+"-rooms/core")
+	b.ReportMetric(float64(r1.Overruns-r0.Overruns), channel+"-overruns")
+	return cpu
 }
