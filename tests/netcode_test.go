@@ -7,6 +7,7 @@ import (
 
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
 )
 
@@ -167,5 +168,56 @@ func TestLateRunKeepsInputs(t *testing.T) {
 	}
 	if rooted := p1.Rooted - p0.Rooted; rooted != 0 {
 		t.Errorf("%d ticks rooted without an input after the first round trip", rooted)
+	}
+}
+
+// Hit markers survive loss: confirmations ride every snapshot until the
+// client acknowledges one, so with 20% loss on the way down a marker comes
+// about a round trip after the shot (the next snapshot that gets through),
+// where the control stream alone would wait for QUIC to retransmit a lost
+// event, and hold every event behind it meanwhile.
+func TestHitMarkersSurviveLoss(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c *server.Config) { c.Match.Health = 1e9 })
+	target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "markers", Name: "target", Team: 1, Input: strafer(25)})
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(),
+		Up: netshim.Conditions{Latency: 100 * time.Millisecond}, Down: netshim.Conditions{Latency: 100 * time.Millisecond, Loss: 0.2}, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	var hold atomic.Bool
+	var viaSnapshot, viaEvent atomic.Int64
+	shooter := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "markers", Name: "shooter", Team: 2,
+		Input: client.HoldFire{Source: client.NewBot(client.BotConfig{Still: true}), Hold: &hold},
+		OnHitMarker: func(m client.HitMarker) {
+			if m.ViaSnapshot {
+				viaSnapshot.Add(1)
+			} else {
+				viaEvent.Add(1)
+			}
+		}})
+	stop := start(target, shooter)
+	waitTicks(t, srv, "markers", 240)
+	hold.Store(true)
+	waitTicks(t, srv, "markers", 20)
+	stop()
+	st := shooter.Stats()
+	markers := st.MarkersFromSnapshots + st.MarkersFromEvents
+	t.Logf("%d hits seen, %d confirmed; %d markers, %d by a snapshot first; %.1f ticks from shot to marker on average, round trip %v",
+		st.HitsSeen, st.SeenConfirmed, markers, st.MarkersFromSnapshots, float64(st.MarkerDelayTicks)/float64(max(markers, 1)), st.RTT)
+	if markers < 20 {
+		t.Fatalf("only %d hit markers: the test needs hits", markers)
+	}
+	if uint64(viaSnapshot.Load()) != st.MarkersFromSnapshots || uint64(viaEvent.Load()) != st.MarkersFromEvents {
+		t.Errorf("OnHitMarker saw %d+%d markers, the stats %d+%d", viaSnapshot.Load(), viaEvent.Load(), st.MarkersFromSnapshots, st.MarkersFromEvents)
+	}
+	if st.MarkersFromSnapshots*2 < markers {
+		t.Errorf("only %d of %d markers came by a snapshot first", st.MarkersFromSnapshots, markers)
+	}
+	// The client's lead (ticks ahead of the server), a round trip (4
+	// ticks), a tick of server phase and one of snapshot loss: 10 ticks.
+	if avg := float64(st.MarkerDelayTicks) / float64(markers); avg > 10 {
+		t.Errorf("a marker came %.1f ticks after its shot on average, want ≤ 10", avg)
 	}
 }
