@@ -500,7 +500,7 @@ type flowControl struct {
 	goodFrom time.Time // when the path turned good, while halved
 	restored time.Time // when the rate was last restored
 	penalty  time.Duration
-	loss     float64 // the last sample's
+	loss     float64 // upstream loss, smoothed
 
 	newest       uint32 // the newest input tick received
 	got, missing uint64 // packets received and missing since the last sample
@@ -526,9 +526,10 @@ func (f *flowControl) judge(now time.Time, rtt time.Duration, c *DatagramsConfig
 	if f.penalty == 0 {
 		f.penalty = c.Recover
 	}
-	f.loss = 0
+	// The loss, smoothed over about five samples: a second's 20 packets
+	// alone are too few to tell 10% from 25%.
 	if n := f.got + f.missing; n > 0 {
-		f.loss = float64(f.missing) / float64(n)
+		f.loss += 0.2 * (float64(f.missing)/float64(n) - f.loss)
 	}
 	f.got, f.missing = 0, 0
 	if c.BadLoss == 0 {
@@ -545,7 +546,10 @@ func (f *flowControl) judge(now time.Time, rtt time.Duration, c *DatagramsConfig
 	case bad:
 		f.goodFrom = time.Time{}
 	case f.halved && f.goodFrom.IsZero():
-		f.goodFrom = now
+		f.goodFrom = now.Add(-netSample) // the sample's second was good
+		if now.Sub(f.goodFrom) >= f.penalty {
+			f.halved, f.restored = false, now
+		}
 	case f.halved && now.Sub(f.goodFrom) >= f.penalty:
 		f.halved, f.restored = false, now
 	case !f.halved && !f.restored.IsZero() && now.Sub(f.restored) >= f.penalty:

@@ -67,7 +67,7 @@ func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp strin
 	fs.Float64Var(&fc.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
 	fs.Uint64Var(&fc.seed, "seed", 1, seedHelp)
 	fs.IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
-	fs.DurationVar(&fc.interp, "interp", 100*time.Millisecond, "interpolation delay of remote entities")
+	fs.DurationVar(&fc.interp, "interp", 0, "the longest interpolation delay of remote entities (0: the client's default, 250 ms); the client adapts below it")
 }
 
 type fleetConfig struct {
