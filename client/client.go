@@ -582,7 +582,7 @@ func (c *Client) step() {
 		MoveX: protocol.QuantizeAxis(intent.MoveX), MoveZ: protocol.QuantizeAxis(intent.MoveZ),
 		Yaw: protocol.QuantizeYaw(intent.Yaw), Pitch: protocol.QuantizePitch(intent.Pitch),
 		Weapon:  intent.Weapon,
-		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.renderTime), // the time shown
+		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.view.RenderTime), // the time shown
 	}
 	if c.alive && int(intent.Weapon) < len(c.defs) {
 		def := &c.defs[intent.Weapon]

@@ -64,11 +64,18 @@ func (c *Client) buildView() {
 	if a == nil {
 		return
 	}
+	if b != nil && int64(b.Tick)-int64(a.Tick) > c.snapEvery {
+		// A snapshot between them was lost: nobody knows where the players
+		// were in between, and a straight line through the gap would show
+		// them where they never stood (the server rewinds to where they
+		// did). Show a, at a's time, until the render time passes the gap.
+		b, frac, v.RenderTime = nil, 0, float64(a.Tick)
+	}
 	// Past the newest snapshot (the next is late): extrapolate from the
 	// two newest, for at most maxExtrapolation (advanceRender caps the
 	// render time).
 	var prev *protocol.State
-	ahead := c.renderTime - float64(a.Tick)
+	ahead := v.RenderTime - float64(a.Tick)
 	if b == nil && ahead > 0 {
 		prev = c.before(a.Tick)
 	}
