@@ -83,10 +83,13 @@ func (d *Demux) Run(ctx context.Context) error {
 func (d *Demux) Open(conn *quic.Conn) (*Peer, error) {
 	d.mu.Lock()
 	var id uint32
-	for id == 0 || d.peers[id] != nil {
+	for {
 		var b [4]byte
 		rand.Read(b[:])
 		id = binary.BigEndian.Uint32(b[:])
+		if _, taken := d.peers[id]; id != 0 && !taken {
+			break
+		}
 	}
 	d.peers[id] = nil // reserved
 	d.mu.Unlock()

@@ -111,18 +111,16 @@ func newAEAD(k Key) (cipher.AEAD, error) {
 	return aead, nil
 }
 
-func nonce(seq uint64) [12]byte {
-	var n [12]byte
-	binary.BigEndian.PutUint64(n[4:], seq)
-	return n
-}
+// setNonce writes the nonce of seq into n: 4 zero bytes, then seq.
+func setNonce(n *[12]byte, seq uint64) { binary.BigEndian.PutUint64(n[4:], seq) }
 
 // Sealer seals one direction's packets of a session. It is not safe for
 // concurrent use: one goroutine sends.
 type Sealer struct {
 	aead    cipher.AEAD
 	session uint32
-	seq     uint64 // the next packet's
+	seq     uint64   // the next packet's
+	nonce   [12]byte // a field, not a local: passed to the AEAD, a local would escape
 }
 
 // NewSealer returns a Sealer for a session's direction.
@@ -141,9 +139,9 @@ func (s *Sealer) Seal(dst, payload []byte) []byte {
 	dst = append(dst, protocol.Version)
 	dst = binary.BigEndian.AppendUint32(dst, s.session)
 	dst = binary.BigEndian.AppendUint64(dst, s.seq)
-	n := nonce(s.seq)
+	setNonce(&s.nonce, s.seq)
 	s.seq++
-	return s.aead.Seal(dst, n[:], payload, dst[start:start+HeaderSize])
+	return s.aead.Seal(dst, s.nonce[:], payload, dst[start:start+HeaderSize])
 }
 
 // Opener opens one direction's packets of a session, each once. It is not
@@ -152,6 +150,7 @@ type Opener struct {
 	aead    cipher.AEAD
 	session uint32
 	replay  Replay
+	nonce   [12]byte
 }
 
 // NewOpener returns an Opener for a session's direction.
@@ -179,8 +178,8 @@ func (o *Opener) Open(dst, p []byte) ([]byte, uint64, bool, error) {
 	if !o.replay.Fresh(seq) {
 		return dst, seq, false, errReplay
 	}
-	n := nonce(seq)
-	out, err := o.aead.Open(dst, n[:], p[HeaderSize:], p[:HeaderSize])
+	setNonce(&o.nonce, seq)
+	out, err := o.aead.Open(dst, o.nonce[:], p[HeaderSize:], p[:HeaderSize])
 	if err != nil {
 		return dst, seq, false, errAuth
 	}

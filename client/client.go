@@ -285,6 +285,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	for i := range c.states {
 		c.states[i].Tick = protocol.NoTick // no snapshot kept there yet
 	}
+	// quic-go queues non-QUIC packets only once they are read: start now,
+	// so the sealed channel's first snapshots wait for the reader.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	tr.ReadNonQUICPacket(done, nil)
 	if err := c.join(ctx); err != nil {
 		c.leave("join failed")
 		return nil, err
