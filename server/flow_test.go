@@ -25,7 +25,7 @@ func TestFlowControl(t *testing.T) {
 		return f.judge(now, rtt, &c)
 	}
 	f.received(tick) // the first packet
-	for range 30 {  // 10% loss, 800 ms: a good mobile path
+	for range 30 {   // 10% loss, 800 ms: a good mobile path
 		if second(2, 800*time.Millisecond) || f.halved {
 			t.Fatalf("halved at %.0f%% loss (smoothed %.2f)", 10.0, f.loss)
 		}
