@@ -266,7 +266,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	tr := &quic.Transport{Conn: udp}
-	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 3 * time.Second})
+	// Keep-alives every 100 ms: on the sealed channel the connection is
+	// otherwise quiet, and the server needs fresh round-trip samples (its
+	// view-lag bound), and packets to answer with its CONNECTION_CLOSE if
+	// the first was lost.
+	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 100 * time.Millisecond})
 	if err != nil {
 		tr.Close()
 		udp.Close()
