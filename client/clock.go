@@ -31,7 +31,7 @@ const marginWindow = 200
 
 // marginSafety is the margin, in ticks, the input clock keeps the window's
 // smallest margin at.
-const marginSafety = 0.5
+const marginSafety = 1.0
 
 // maxSkew is the most the clocks run fast or slow: 10%.
 const maxSkew = 0.1

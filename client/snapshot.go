@@ -139,10 +139,10 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 			}
 			c.clock.observe(m, f.offset)
 			c.stats.MarginLow = c.clock.low()
-			// In the first second the start's estimate (the round trip at
+			// In the first second of snapshots the start's estimate (the round trip at
 			// the join) is corrected by a jump ahead rather than by a slew:
 			// inputs late meanwhile are lost.
-			if e := c.clock.error(); c.clock.n < settleSamples && e > 1 {
+			if e := c.clock.error(); c.stats.Snapshots < settleSnapshots && e > 1 {
 				j := int64(math.Ceil(e))
 				c.tick += j
 				c.clock.offset += float64(j)
@@ -156,9 +156,9 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 	c.scale = c.clock.scale()
 }
 
-// settleSamples is how many margins (a second of snapshots at 20 Hz) the
-// input clock may still jump ahead by.
-const settleSamples = 20
+// settleSnapshots is how many snapshots (a second's at 20 Hz) the input
+// clock may still jump ahead during.
+const settleSnapshots = 20
 
 // A margin beyond these, in ticks, makes the input clock jump.
 const (
