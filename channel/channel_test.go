@@ -915,7 +915,7 @@ func TestDocVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if doc, err = replaceBlock(doc, "sealed-channel", vectorLines(t, want)); err != nil {
+		if doc, err = docvec.Replace(doc, "sealed-channel", vectorLines(t, want)); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(vectorsDoc, doc, 0o644); err != nil {
@@ -977,35 +977,6 @@ func TestDocVectors(t *testing.T) {
 	if !seq0 || !seq5 {
 		t.Error("the doc's vectors lack seq 0 or seq 5")
 	}
-}
-
-// replaceBlock replaces the lines of the block "```vectors name" of a
-// Markdown document.
-func replaceBlock(doc []byte, name string, lines []string) ([]byte, error) {
-	in := strings.SplitAfter(string(doc), "\n")
-	open := -1
-	for i, l := range in {
-		switch {
-		case open < 0 && strings.TrimSpace(l) == "```vectors "+name:
-			open = i
-		case open >= 0 && strings.TrimSpace(l) == "```":
-			var out strings.Builder
-			for _, l := range in[:open+1] {
-				out.WriteString(l)
-			}
-			for _, l := range lines {
-				out.WriteString(strings.TrimRight(l, " ") + "\n")
-			}
-			for _, l := range in[i:] {
-				out.WriteString(l)
-			}
-			return []byte(out.String()), nil
-		}
-	}
-	if open < 0 {
-		return nil, fmt.Errorf("%s: no block \"vectors %s\": add an empty one where it belongs", vectorsDoc, name)
-	}
-	return nil, fmt.Errorf("%s: block %q is not closed", vectorsDoc, name)
 }
 
 // FuzzOpen: Open never panics, and accepts only a packet its session's

@@ -77,7 +77,7 @@ func TestDocVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, v := range vectors {
-			if doc, err = replaceBlock(doc, v.name, layouts[i].text()); err != nil {
+			if doc, err = docvec.Replace(doc, v.name, layouts[i].text()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -137,35 +137,6 @@ func joinRows(rows [][]string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// replaceBlock replaces the lines of the block "```vectors name" of a
-// Markdown document.
-func replaceBlock(doc []byte, name string, lines []string) ([]byte, error) {
-	in := strings.SplitAfter(string(doc), "\n")
-	open := -1
-	for i, l := range in {
-		switch {
-		case open < 0 && strings.TrimSpace(l) == "```vectors "+name:
-			open = i
-		case open >= 0 && strings.TrimSpace(l) == "```":
-			var out strings.Builder
-			for _, l := range in[:open+1] {
-				out.WriteString(l)
-			}
-			for _, l := range lines {
-				out.WriteString(l + "\n")
-			}
-			for _, l := range in[i:] {
-				out.WriteString(l)
-			}
-			return []byte(out.String()), nil
-		}
-	}
-	if open < 0 {
-		return nil, fmt.Errorf("%s: no block \"vectors %s\": add an empty one where it belongs", vectorsDoc, name)
-	}
-	return nil, fmt.Errorf("%s: block %q is not closed", vectorsDoc, name)
 }
 
 // The values.

@@ -60,3 +60,33 @@ func fields(line string) []string {
 	}
 	return f
 }
+
+// Replace returns doc with the lines of its block "```vectors name"
+// replaced (trailing spaces trimmed): how a test's -update flag rewrites
+// the vectors it computes.
+func Replace(doc []byte, name string, lines []string) ([]byte, error) {
+	in := strings.SplitAfter(string(doc), "\n")
+	open := -1
+	for i, l := range in {
+		switch {
+		case open < 0 && strings.TrimSpace(l) == "```vectors "+name:
+			open = i
+		case open >= 0 && strings.TrimSpace(l) == "```":
+			var out strings.Builder
+			for _, l := range in[:open+1] {
+				out.WriteString(l)
+			}
+			for _, l := range lines {
+				out.WriteString(strings.TrimRight(l, " ") + "\n")
+			}
+			for _, l := range in[i:] {
+				out.WriteString(l)
+			}
+			return []byte(out.String()), nil
+		}
+	}
+	if open < 0 {
+		return nil, fmt.Errorf("docvec: no block \"vectors %s\": add an empty one where it belongs", name)
+	}
+	return nil, fmt.Errorf("docvec: block %q is not closed", name)
+}

@@ -25,3 +25,17 @@ func TestRead(t *testing.T) {
 		t.Errorf("unclosed: %v", err)
 	}
 }
+
+func TestReplace(t *testing.T) {
+	doc := []byte("a\n```vectors x\nold 1\nold 2\n```\nb\n")
+	got, err := Replace(doc, "x", []string{"new 1  "})
+	if want := "a\n```vectors x\nnew 1\n```\nb\n"; err != nil || string(got) != want {
+		t.Errorf("Replace: %q, %v; want %q", got, err, want)
+	}
+	if _, err := Replace(doc, "y", nil); err == nil {
+		t.Error("Replace of a missing block: no error")
+	}
+	if _, err := Replace([]byte("```vectors x\nopen\n"), "x", nil); err == nil {
+		t.Error("Replace of an unclosed block: no error")
+	}
+}
