@@ -56,13 +56,8 @@ func (k *inputClock) observe(margin, sentOffset float64) {
 
 // low is the window's smallest base margin: with a sample a snapshot, the
 // 0.5th percentile over 10 s, so that late inputs stay well under 1%.
-func (k *inputClock) low() float64 {
-	l := math.Inf(1)
-	for _, b := range k.base[:k.n] {
-		l = min(l, b)
-	}
-	return l
-}
+// Only with samples (n > 0).
+func (k *inputClock) low() float64 { return slices.Min(k.base[:k.n]) }
 
 // error is how many ticks the clock should still gain (negative: lose).
 func (k *inputClock) error() float64 {
@@ -113,13 +108,8 @@ func (r *renderClock) arrived(now float64, tick uint32, gap int64) {
 
 // fastest is the smallest arrival offset in the window: the path's one-way
 // delay (and the clocks' difference) without jitter.
-func (r *renderClock) fastest() float64 {
-	f := math.Inf(1)
-	for _, o := range r.off[:r.n] {
-		f = min(f, o)
-	}
-	return f
-}
+// Only with arrivals (n > 0).
+func (r *renderClock) fastest() float64 { return slices.Min(r.off[:r.n]) }
 
 // late is the q-quantile of how much later than the fastest path the
 // window's snapshots arrived, ticks: the path's jitter, and any queueing.

@@ -126,15 +126,8 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 		if f := &c.ring[t%ringSize]; t >= c.firstTick && t < c.tick && f.tick == t {
 			m := float64(h.Margin) / 256
 			if m < -maxMarginBehind || m > maxMarginAhead {
-				// Far off: jump to a margin of a couple of ticks, and send
-				// nothing from before the jump (the ring holds no input for
-				// the ticks skipped, only older ones).
-				j := int64(math.Ceil(2 - m))
-				c.tick += j
-				c.clock.offset += float64(j)
-				c.firstTick = c.tick
-				c.stats.ClockJumps++
-				c.scale = 1
+				// Far off: jump to a margin of a couple of ticks.
+				c.jump(int64(math.Ceil(2 - m)))
 				return
 			}
 			c.clock.observe(m, f.offset)
@@ -143,17 +136,22 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 			// the join) is corrected by a jump ahead rather than by a slew:
 			// inputs late meanwhile are lost.
 			if e := c.clock.error(); c.stats.Snapshots < settleSnapshots && e > 1 {
-				j := int64(math.Ceil(e))
-				c.tick += j
-				c.clock.offset += float64(j)
-				c.firstTick = c.tick
-				c.stats.ClockJumps++
-				c.scale = 1
+				c.jump(int64(math.Ceil(e)))
 				return
 			}
 		}
 	}
 	c.scale = c.clock.scale()
+}
+
+// jump moves the input clock j ticks (ahead when positive). Nothing from
+// before the jump is sent again: the ring holds no input for ticks skipped.
+func (c *Client) jump(j int64) {
+	c.tick += j
+	c.clock.offset += float64(j)
+	c.firstTick = c.tick
+	c.stats.ClockJumps++
+	c.scale = 1
 }
 
 // settleSnapshots is how many snapshots (a second's at 20 Hz) the input
