@@ -62,8 +62,12 @@ type Config struct {
 	// maximum 32; 1 sends each input once).
 	Redundancy int
 	// Lead is how many ticks ahead of the server the client starts
-	// predicting (default 2); from there the clock adapts to the margins the
-	// server measures.
+	// predicting, beyond a round trip (default 4). The join's estimate of
+	// the server's tick is rough (one round-trip sample, the tick's phase,
+	// a Welcome held up by a retransmission), and an input that comes too
+	// late is lost: the clock starts generous and takes the lead down to
+	// what the margins the server measures call for. (A negative lead
+	// starts behind, as a Welcome held up on its way would.)
 	Lead int
 	// Channel is the datagram channel to offer: "" (the sealed channel, or
 	// QUIC DATAGRAMs if the server only has those) or "quic" (QUIC DATAGRAMs
@@ -175,8 +179,9 @@ type Client struct {
 	epoch      time.Time // local time 0 of the clocks
 
 	// Clock.
-	scale float64 // tick interval multiplier: <1 runs faster
-	clock inputClock
+	scale        float64 // tick interval multiplier: <1 runs faster
+	clock        inputClock
+	runSnapshots uint64 // snapshots received since Run began (settling)
 
 	view    View
 	sendBuf []byte
@@ -249,7 +254,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	cfg.Redundancy = min(max(cfg.Redundancy, 1), protocol.MaxInputs)
 	if cfg.Lead == 0 {
-		cfg.Lead = 2
+		cfg.Lead = 4
 	}
 	tc, err := tlsConfig(&cfg)
 	if err != nil {
@@ -521,8 +526,11 @@ func (c *Client) Run(ctx context.Context) error {
 	rtt := c.conn.ConnectionStats().SmoothedRTT
 	c.epoch = time.Now()
 	since := c.epoch.Sub(c.welcomeAt).Seconds() * rate
-	c.tick = int64(c.welcome.ServerTick) + int64(math.Ceil(since+rtt.Seconds()*rate)) + int64(c.cfg.Lead)
+	c.tick = max(int64(c.welcome.ServerTick)+int64(math.Ceil(since+rtt.Seconds()*rate))+int64(c.cfg.Lead), 0)
 	c.firstTick = c.tick
+	for i := range c.ring {
+		c.ring[i].tick = -1 // never predicted
+	}
 	// Until a snapshot arrives: the Welcome's tick, aged.
 	c.renderTime = float64(c.welcome.ServerTick) + since - c.interp
 	next := c.epoch
@@ -623,6 +631,7 @@ func (c *Client) step() {
 	c.clock.tick(c.scale)
 	c.stats.Ticks++
 	c.stats.Interp = time.Duration(c.render.interp() * float64(c.dt))
+	c.stats.Settling = c.settling()
 	c.mu.Lock()
 	c.published = c.stats
 	c.prediction = Prediction{Tick: c.tick, Pos: c.tf.Pos, Acked: c.ackedInput, Server: c.serverPos}

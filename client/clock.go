@@ -59,12 +59,23 @@ func (k *inputClock) observe(margin, sentOffset float64) {
 // Only with samples (n > 0).
 func (k *inputClock) low() float64 { return slices.Min(k.base[:k.n]) }
 
+// warmupSamples is how many margins the window holds before it is trusted
+// to have seen the path's losses (5 s at 20 Hz).
+const warmupSamples = marginWindow / 2
+
 // error is how many ticks the clock should still gain (negative: lose).
+// Until the window has warmed up it keeps a tick more: its few margins may
+// not yet include a lost packet, whose inputs first arrive a tick later in
+// the next, and a lead that covers jitter alone would lose each one.
 func (k *inputClock) error() float64 {
 	if k.n == 0 {
 		return 0
 	}
-	return marginSafety - (k.low() + k.offset)
+	target := marginSafety
+	if k.n < warmupSamples {
+		target++
+	}
+	return target - (k.low() + k.offset)
 }
 
 // scale returns the tick interval multiplier that closes the error over

@@ -92,3 +92,19 @@ func TestRenderClockDelay(t *testing.T) {
 		t.Errorf("delay %v, want the bound 5", d)
 	}
 }
+
+// Until its window has warmed up, the input clock keeps a tick more than
+// marginSafety: its first margins may not include a lost packet yet.
+func TestInputClockWarmsUpWithATickForALoss(t *testing.T) {
+	var k inputClock
+	for range warmupSamples - 1 {
+		k.observe(marginSafety, 0)
+	}
+	if e := k.error(); e != 1 {
+		t.Errorf("warming up at a margin of marginSafety: error %v, want 1", e)
+	}
+	k.observe(marginSafety, 0)
+	if e := k.error(); e != 0 {
+		t.Errorf("warm at a margin of marginSafety: error %v, want 0", e)
+	}
+}

@@ -23,6 +23,7 @@ const snapThreshold = 2.0
 
 func (c *Client) drainSnapshots() {
 	var newest protocol.SnapshotHeader
+	var newestAt time.Time
 	fresh := false
 	for {
 		select {
@@ -32,7 +33,7 @@ func (c *Client) drainSnapshots() {
 				break
 			}
 			if h, isNew := c.onDatagram(d.b, d.at); isNew {
-				newest, fresh = h, true
+				newest, newestAt, fresh = h, d.at, true
 			}
 			select {
 			case c.freeIn <- d.b:
@@ -44,7 +45,7 @@ func (c *Client) drainSnapshots() {
 		break
 	}
 	if fresh { // the clock moves once a tick, on the newest news
-		c.adjustClock(&newest)
+		c.adjustClock(&newest, newestAt)
 	}
 }
 
@@ -88,6 +89,9 @@ func (c *Client) onDatagram(d []byte, at time.Time) (protocol.SnapshotHeader, bo
 	slot := c.slot(h.Tick)
 	*slot, c.scratch = c.scratch, *slot // keep both slices' storage
 	c.stats.Snapshots++
+	if !at.Before(c.epoch) {
+		c.runSnapshots++
+	}
 	if c.haveSnap && h.Tick <= c.newestSnap {
 		return h, false // late: kept as a baseline, but nothing newer to learn
 	}
@@ -117,7 +121,22 @@ func (c *Client) stateValid(s *protocol.State) bool {
 // the margin is far off (the start, a stall). A margin means nothing unless
 // its input was produced on the current clock: from firstTick on, and still
 // in the ring.
-func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
+func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
+	if c.settling() {
+		// Settling: the newest snapshot says where the server is at least
+		// (its tick, aged by its age and a round trip: the snapshot's way
+		// here and the next input's way there). The Welcome's estimate was
+		// short when the Welcome itself was held up (a retransmission, a
+		// busy server): jump ahead now rather than lose every input until
+		// the first margins, a round trip and more later, tell.
+		rate := float64(c.welcome.TickRate)
+		age := time.Since(at).Seconds() * rate
+		rtt := c.conn.ConnectionStats().SmoothedRTT.Seconds() * rate
+		if j := int64(math.Ceil(float64(h.Tick)+age+rtt+marginSafety+1)) - c.tick; j > 0 {
+			c.jump(j)
+			return
+		}
+	}
 	if n := int64(h.Tick) + int64(h.InputLead); n < c.firstTick || n > c.tick {
 		return
 	}
@@ -135,7 +154,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 			// In the first second of snapshots the start's estimate (the round trip at
 			// the join) is corrected by a jump ahead rather than by a slew:
 			// inputs late meanwhile are lost.
-			if e := c.clock.error(); c.stats.Snapshots < settleSnapshots && e > 1 {
+			if e := c.clock.error(); c.settling() && e > 1 {
 				c.jump(int64(math.Ceil(e)))
 				return
 			}
@@ -145,8 +164,15 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader) {
 }
 
 // jump moves the input clock j ticks (ahead when positive). Nothing from
-// before the jump is sent again: the ring holds no input for ticks skipped.
+// before the jump is sent again. The ticks skipped get no input, so the
+// server roots the player through them: the ring records them so, and a
+// snapshot from before the jump still corrects the prediction.
 func (c *Client) jump(j int64) {
+	for t := max(c.tick, c.tick+j-ringSize); t < c.tick+j; t++ {
+		f := &c.ring[t%ringSize]
+		*f = frame{tick: t, in: ecs.Input{Tick: t, Yaw: c.tf.Yaw, Pitch: c.tf.Pitch}, pos: c.tf.Pos,
+			shots: c.arsenal.Fired, offset: c.clock.offset}
+	}
 	c.tick += j
 	c.clock.offset += float64(j)
 	c.firstTick = c.tick
@@ -157,6 +183,11 @@ func (c *Client) jump(j int64) {
 // settleSnapshots is how many snapshots (a second's at 20 Hz) the input
 // clock may still jump ahead during.
 const settleSnapshots = 20
+
+// settling reports whether the input clock is in its first settleSnapshots
+// snapshots received since Run began (those that waited for Run are older
+// news, and count for nothing here).
+func (c *Client) settling() bool { return c.runSnapshots < settleSnapshots }
 
 // A margin beyond these, in ticks, makes the input clock jump.
 const (
@@ -189,7 +220,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	// come too late now). So compare with the prediction of that tick and
 	// replay the ticks after it.
 	k := int64(h.Tick)
-	if k < c.reconciled || k < c.firstTick {
+	if k < c.reconciled {
 		return
 	}
 	c.reconciled = k
@@ -208,6 +239,9 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	dt := c.dt.Seconds()
 	for t := k + 1; t < c.tick; t++ {
 		g := &c.ring[t%ringSize]
+		if g.tick != t {
+			continue // never predicted: nothing moved
+		}
 		movement.Step(&tf, &vel, &g.in, dt, c.params)
 		g.pos = tf.Pos
 	}
@@ -229,7 +263,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 func (c *Client) reconcileShots(h *protocol.SnapshotHeader) {
 	k := int64(h.Tick)
 	f := &c.ring[k%ringSize]
-	if f.tick != k || k >= c.tick || k < c.firstTick || !c.alive || h.Own.NSlots != c.arsenal.Count {
+	if f.tick != k || k >= c.tick || !c.alive || h.Own.NSlots != c.arsenal.Count {
 		return // not predicted (yet, or any more), or nothing to replay
 	}
 	a := c.arsenal
@@ -268,6 +302,10 @@ func (c *Client) local() float64 {
 	return time.Since(c.epoch).Seconds() * float64(c.welcome.TickRate)
 }
 
+// viewLagScale is the view lag's quantum on the wire: 1/256 tick
+// (protocol.QuantizeLag).
+const viewLagScale = 256
+
 // maxExtrapolation is how far past the newest snapshot remote players are
 // extrapolated, at most, when the next one is late; then they stop.
 const maxExtrapolation = 150 * time.Millisecond
@@ -281,7 +319,9 @@ func (c *Client) advanceRender() {
 		return
 	}
 	limit := float64(c.newestSnap) + maxExtrapolation.Seconds()*float64(c.welcome.TickRate)
-	c.renderTime = min(c.render.at(c.local()), limit)
+	// On the view lag's grid (1/256 tick): the server rewinds to exactly
+	// the time shown.
+	c.renderTime = math.Floor(min(c.render.at(c.local()), limit)*viewLagScale) / viewLagScale
 	if c.renderTime > float64(c.newestSnap) {
 		c.stats.Extrapolated++
 	}

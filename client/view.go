@@ -218,6 +218,10 @@ type Stats struct {
 	// MarginLow is the input clock's low percentile of the margins the
 	// server measured, in ticks, net of its steering since.
 	MarginLow float64
+	// Settling says the input clock is in its first second of snapshots
+	// received since Run began, when it may still jump ahead; after it, it
+	// only steers.
+	Settling bool
 }
 
 // TargetStats counts the player's hitscan hits on one target.

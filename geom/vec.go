@@ -53,6 +53,12 @@ func (v Vec3) Normalize() Vec3 {
 	return v.Scale(1 / l)
 }
 
+// Round returns v with each coordinate rounded to the nearest multiple of
+// 1/scale (halves away from zero), as a wire quantum of 1/scale rounds it.
+func (v Vec3) Round(scale float64) Vec3 {
+	return Vec3{math.Round(v.X*scale) / scale, math.Round(v.Y*scale) / scale, math.Round(v.Z*scale) / scale}
+}
+
 // Lerp returns the point a fraction t of the way from v to w.
 func (v Vec3) Lerp(w Vec3, t float64) Vec3 {
 	return Vec3{v.X + (w.X-v.X)*t, v.Y + (w.Y-v.Y)*t, v.Z + (w.Z-v.Z)*t}

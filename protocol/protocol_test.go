@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/rewind-gg/rewind/geom"
 )
 
 func reasonOf(err error) Reason {
@@ -484,4 +486,18 @@ func FuzzDecodeControl(f *testing.F) {
 		buf.Write(p)
 		_, _, _, _ = ReadFrame(&buf, nil)
 	})
+}
+
+// The server records lag-compensation poses rounded by geom.Vec3.Round at
+// PosScale (systems.Config.PoseScale): exactly the positions a snapshot
+// carries, or a rewind would put hitboxes a quantum from where clients drew
+// them.
+func TestPoseRoundingIsTheWiresQuantum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		v := geom.V((rng.Float64()-0.5)*200, (rng.Float64()-0.5)*20, (rng.Float64()-0.5)*200)
+		if got, want := v.Round(PosScale), VecValue(QuantizeVec(v)); got != want {
+			t.Fatalf("%v: rounded %v, the wire's %v", v, got, want)
+		}
+	}
 }

@@ -192,6 +192,7 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.InvulnerableTicks = c.Match.InvulnerableTicks
 	sc.Kinds, sc.Catalog = c.registry(), s.catalog
 	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: c.Arena.Bounds()}
+	sc.PoseScale = protocol.PosScale // rewind to the positions clients were sent
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("server: room %s: spread seed: %w", id, err)

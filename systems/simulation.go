@@ -38,6 +38,13 @@ type Config struct {
 	// server draws it at random per match and tells the room's clients, so
 	// that they predict their own pellets but cannot choose them.
 	SpreadSeed uint64
+	// PoseScale, when positive, rounds the positions recorded for lag
+	// compensation to the nearest 1/PoseScale metre. The server sets it to
+	// the snapshots' quantum (protocol.PosScale): a rewind then puts each
+	// hitbox exactly where the shooter's client drew it, not up to half a
+	// quantum away, so a shot that grazes a capsule on the screen grazes it
+	// on the server too. 0 records exact positions.
+	PoseScale float64
 }
 
 // DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation

@@ -364,3 +364,43 @@ func viewLag(s *Simulation, e ecs.Entity) *ecs.ViewLag {
 	m := generic.NewMap[ecs.ViewLag](s.World)
 	return m.Get(e)
 }
+
+// With PoseScale, lag compensation rewinds to the positions as the
+// snapshots carried them. A level shot from the eyes (1.6 m) passes 0.2 m
+// above the top of a 1.8 m capsule's axis, so it touches the 0.4 m head
+// sphere only within 0.3464 m of the axis. A target 0.3462 m aside is hit
+// where it is, but every client drew it at 89/256 = 0.34765625 m, where the
+// shot misses: with PoseScale the server agrees with the screen.
+func TestPoseScaleRewindsToTheWirePositions(t *testing.T) {
+	for _, tc := range []struct {
+		scale  float64
+		x      float64 // the target's recorded x
+		result ecs.ShotResult
+	}{
+		{0, 0.3462, ecs.ResultHit},
+		{256, 89.0 / 256, ecs.ResultMiss},
+	} {
+		cfg := DefaultConfig()
+		cfg.Weapons, cfg.PoseScale = []weapons.Definition{rifle}, tc.scale
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shooter := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Loadout: []uint16{0}})
+		target := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}, Health: 100, Pos: geom.V(0.3462, 0, 10)})
+		for tick := int64(0); tick <= 20; tick++ {
+			in := ecs.Input{Tick: tick, ViewTime: ecs.ViewTimeOf(float64(tick) - 4)}
+			if tick == 20 {
+				in.Buttons = ecs.ButtonFire // level along +Z, from x = 0
+			}
+			s.QueueInput(shooter, in)
+			s.Step()
+		}
+		if p, ok := s.History.PoseAt(16, target); !ok || p.Pos.X != tc.x {
+			t.Errorf("scale %v: pose at tick 16 %+v, want x %v", tc.scale, p, tc.x)
+		}
+		if len(s.Events.Shots) != 1 || s.Events.Shots[0].Result != tc.result {
+			t.Errorf("scale %v: shots %+v, want result %v", tc.scale, s.Events.Shots, tc.result)
+		}
+	}
+}

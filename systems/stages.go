@@ -95,8 +95,11 @@ func (s *Simulation) recordHistory() {
 		}
 		e := q.Entity()
 		p := lagcomp.Pose{Entity: e, Team: team.ID, Hitbox: *hb, Pos: tf.Pos, Teleport: life.Moved == now}
+		if s.cfg.PoseScale > 0 {
+			p.Pos = p.Pos.Round(s.cfg.PoseScale)
+		}
 		if !p.Teleport && s.World.Has(e, s.queueID) {
-			if prev, ok := s.History.PoseAt(now-1, e); ok && prev.Pos.Sub(tf.Pos).Len() > s.maxStep {
+			if prev, ok := s.History.PoseAt(now-1, e); ok && prev.Pos.Sub(p.Pos).Len() > s.maxStep {
 				p.Teleport = true
 			}
 		}

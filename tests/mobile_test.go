@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/systems"
 )
 
 // Mobile conditions: round trips of 750 and 850 ms, 10% loss and 30 ms of
@@ -27,7 +28,7 @@ func TestMobileNetwork(t *testing.T) {
 	// The first second of snapshots: the clocks may jump ahead meanwhile.
 	until(t, 20*time.Second, "the clients' first second of snapshots", func() bool {
 		for _, c := range clients {
-			if c.Stats().Snapshots < 20 {
+			if c.Stats().Settling {
 				return false
 			}
 		}
@@ -63,6 +64,37 @@ func TestMobileNetwork(t *testing.T) {
 		if st.SnapshotDelayP95 > allowed {
 			t.Errorf("client %d: snapshots arrive up to %v (p95) later than the fastest, want ≤ %v", i, st.SnapshotDelayP95, allowed)
 		}
+	}
+	for _, err := range stop() {
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+}
+
+// A Welcome held up on its way (a retransmission, a busy server) makes the
+// client's first estimate of the server's tick short, and every input sent
+// on it comes too late. The client corrects the estimate from the first
+// snapshot it has (its tick, its age and a round trip), a tick or so
+// into Run, not from the first margins a round trip and a half later. Here
+// the estimate is 20 ticks short (Lead −20) on a 400 ms round trip; waiting
+// for margins would lose every input of the first eight ticks and more.
+func TestClockStartsFromTheNewestSnapshot(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, nil)
+	addr := shim(t, srv, 400*time.Millisecond, 0, 0, 7)
+	c := dial(t, srv, client.Config{Addr: addr, Room: "late-welcome", Name: "late", Lead: -20, Input: strafer(9)})
+	stop := start(c)
+	until(t, 20*time.Second, "the client's first second of snapshots", func() bool { return !c.Stats().Settling })
+	waitTicks(t, srv, "late-welcome", 20)
+	p := playerStats(t, srv, "late-welcome", c.ID())
+	st := c.Stats()
+	t.Logf("stale inputs %d, applied %d, clock jumps %d", p.Inputs[systems.InputStale], p.Applied, st.ClockJumps)
+	if st.ClockJumps == 0 {
+		t.Error("the clock never jumped ahead")
+	}
+	if n := p.Inputs[systems.InputStale]; n > 5 {
+		t.Errorf("%d inputs came too late, want ≤ 5 (those sent before the first snapshot)", n)
 	}
 	for _, err := range stop() {
 		if err != nil {
