@@ -45,6 +45,9 @@ type inputClock struct {
 	offset  float64
 	base    [marginWindow]float64 // margins less the offset their input was sent at
 	n, next int
+	// lossy says the path loses more than lossyPath of its packets (the
+	// client sees it in the snapshots).
+	lossy bool
 }
 
 // observe takes the margin an input produced at sentOffset arrived with.
@@ -63,16 +66,23 @@ func (k *inputClock) low() float64 { return slices.Min(k.base[:k.n]) }
 // to have seen the path's losses (5 s at 20 Hz).
 const warmupSamples = marginWindow / 2
 
+// lossyPath is the share of snapshots lost above which the input clock
+// keeps a tick more: on such a path two or three packets in a row go
+// missing every few seconds, and a lead that only covers the losses the
+// window happened to see loses an input, with the shot in it, to each.
+const lossyPath = 0.01
+
 // error is how many ticks the clock should still gain (negative: lose).
-// Until the window has warmed up it keeps a tick more: its few margins may
-// not yet include a lost packet, whose inputs first arrive a tick later in
-// the next, and a lead that covers jitter alone would lose each one.
+// Until the window has warmed up, and on a lossy path, it keeps a tick
+// more: a lost packet's inputs first arrive a tick later, in the next, and
+// a lead that covers only what the window saw loses an input to every
+// longer run of losses.
 func (k *inputClock) error() float64 {
 	if k.n == 0 {
 		return 0
 	}
 	target := marginSafety
-	if k.n < warmupSamples {
+	if k.n < warmupSamples || k.lossy {
 		target++
 	}
 	return target - (k.low() + k.offset)
@@ -99,6 +109,7 @@ const renderSlew = 0.05
 type renderClock struct {
 	off     [arrivalWindow]float64 // local time at arrival less the snapshot's tick
 	need    [arrivalWindow]float64 // off plus the ticks since the snapshot before it
+	gap     [arrivalWindow]int64   // the ticks since the snapshot before it
 	n, next int
 	scratch [arrivalWindow]float64
 
@@ -113,8 +124,22 @@ func (r *renderClock) arrived(now float64, tick uint32, gap int64) {
 	o := now - float64(tick)
 	r.off[r.next] = o
 	r.need[r.next] = o + float64(gap)
+	r.gap[r.next] = gap
 	r.next = (r.next + 1) % arrivalWindow
 	r.n = min(r.n+1, arrivalWindow)
+}
+
+// loss is the share of snapshots, every interval ticks, that the window's
+// gaps say were lost (or not sent: a halved rate counts as lost too).
+func (r *renderClock) loss(interval int64) float64 {
+	var span int64
+	for _, g := range r.gap[:r.n] {
+		span += max(g, interval)
+	}
+	if span == 0 {
+		return 0
+	}
+	return 1 - float64(int64(r.n)*interval)/float64(span)
 }
 
 // fastest is the smallest arrival offset in the window: the path's one-way

@@ -108,3 +108,33 @@ func TestInputClockWarmsUpWithATickForALoss(t *testing.T) {
 		t.Errorf("warm at a margin of marginSafety: error %v, want 0", e)
 	}
 }
+
+// On a lossy path the input clock keeps a tick more, warm or not.
+func TestInputClockKeepsATickMoreOnALossyPath(t *testing.T) {
+	k := inputClock{lossy: true}
+	for range marginWindow {
+		k.observe(marginSafety, 0)
+	}
+	if e := k.error(); e != 1 {
+		t.Errorf("lossy path, margins at marginSafety: error %v, want 1", e)
+	}
+}
+
+// The render clock's gaps tell the share of snapshots lost: 100 arrivals a
+// tick apart but for 5 that came 2 ticks after the one before (one lost
+// each) are 5 lost of 105.
+func TestRenderClockLoss(t *testing.T) {
+	var r renderClock
+	tick := uint32(0)
+	for i := range arrivalWindow {
+		gap := int64(1)
+		if i%20 == 0 {
+			gap = 2
+		}
+		tick += uint32(gap)
+		r.arrived(float64(tick)+3, tick, gap)
+	}
+	if l, want := r.loss(1), 5.0/105; math.Abs(l-want) > 1e-12 {
+		t.Errorf("loss %v, want %v", l, want)
+	}
+}
