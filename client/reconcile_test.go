@@ -75,7 +75,7 @@ func TestRenderTimeIsTheClaimedViewTime(t *testing.T) {
 	}
 	for range 50 {
 		c.advanceRender()
-		if c.renderTime*viewLagScale != math.Floor(c.renderTime*viewLagScale) {
+		if c.renderTime*protocol.LagScale != math.Floor(c.renderTime*protocol.LagScale) {
 			t.Fatalf("render time %v is off the 1/256-tick grid", c.renderTime)
 		}
 		const tick = 110

@@ -303,10 +303,6 @@ func (c *Client) local() float64 {
 	return time.Since(c.epoch).Seconds() * float64(c.welcome.TickRate)
 }
 
-// viewLagScale is the view lag's quantum on the wire: 1/256 tick
-// (protocol.QuantizeLag).
-const viewLagScale = 256
-
 // maxExtrapolation is how far past the newest snapshot remote players are
 // extrapolated, at most, when the next one is late; then they stop.
 const maxExtrapolation = 150 * time.Millisecond
@@ -322,7 +318,7 @@ func (c *Client) advanceRender() {
 	limit := float64(c.newestSnap) + maxExtrapolation.Seconds()*float64(c.welcome.TickRate)
 	// On the view lag's grid (1/256 tick): the server rewinds to exactly
 	// the time shown.
-	c.renderTime = math.Floor(min(c.render.at(c.local()), limit)*viewLagScale) / viewLagScale
+	c.renderTime = math.Floor(min(c.render.at(c.local()), limit)*protocol.LagScale) / protocol.LagScale
 	if c.renderTime > float64(c.newestSnap) {
 		c.stats.Extrapolated++
 	}

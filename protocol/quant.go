@@ -45,16 +45,20 @@ func QuantizePitch(pitch float64) int16 {
 // PitchValue is a quantised pitch in radians (−32768 reads as −π/2).
 func PitchValue(q int16) float64 { return max(float64(q)/32767, -1) * (math.Pi / 2) }
 
-// QuantizeLag maps a view lag in ticks to 1/256 tick, clamped to [0, 255.996].
+// LagScale is the quantum of view lags: 1/256 tick. A client that renders
+// on this grid claims exactly the time it shows.
+const LagScale = 256
+
+// QuantizeLag maps a view lag in ticks to 1/LagScale tick, clamped to [0, 255.996].
 func QuantizeLag(ticks float64) uint16 {
 	if !(ticks > 0) {
 		return 0
 	}
-	return uint16(min(math.Round(ticks*256), 65535))
+	return uint16(min(math.Round(ticks*LagScale), 65535))
 }
 
 // LagValue is a quantised view lag in ticks.
-func LagValue(q uint16) float64 { return float64(q) / 256 }
+func LagValue(q uint16) float64 { return float64(q) / LagScale }
 
 // PosScale is the quantum of positions and velocities in snapshots: 1/256
 // metre (and metre per second).
