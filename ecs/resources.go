@@ -101,9 +101,15 @@ func (r ShotResult) String() string {
 // targets produces one event each; a projectile produces one event when it
 // hits, is blocked or expires.
 type ShotEvent struct {
-	Shot     uint32
-	Weapon   uint16
-	Shooter  Entity
+	Shot    uint32
+	Weapon  uint16
+	Shooter Entity
+	// Seq is the shot's index in its shooter's spread sequence (ecs.Shot.Seq)
+	// and Fired the tick it was fired at: with the shooter, Seq names the
+	// shot whatever label the client gave it (the key replays and tools
+	// compare shots by).
+	Seq      uint32
+	Fired    int64
 	Result   ShotResult
 	Target   Entity // the entity hit (ResultHit)
 	By       Entity // the blocker (ResultBlocked)

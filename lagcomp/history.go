@@ -74,6 +74,42 @@ func (h *History) PoseAt(tick int64, e ecs.Entity) (Pose, bool) {
 	return Pose{}, false
 }
 
+// PosesAt appends to out every hitbox as it stood at time t, and returns
+// it with the time actually used: each entity recorded at ⌊t⌋ stands at the
+// interpolation of its poses at ⌊t⌋ and ⌊t⌋+1 by the fraction of t (at its
+// ⌊t⌋ pose if it was not recorded at ⌊t⌋+1, or if its ⌊t⌋+1 pose is a
+// teleport: nobody ever stood between the two); entities not recorded at
+// ⌊t⌋ are absent. A time outside the history is clamped to the oldest or
+// newest frame. This is what the TimeMachine places, and what tools that
+// show a rewind draw.
+func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
+	if h.count == 0 {
+		return out, t
+	}
+	switch {
+	case t.Tick < h.Oldest():
+		t = ecs.ViewTime{Tick: h.Oldest()}
+	case t.Tick >= h.newest:
+		t = ecs.ViewTime{Tick: h.newest}
+	}
+	a, _ := h.Frame(t.Tick)
+	if t.Frac == 0 {
+		return append(out, a...), t
+	}
+	b, _ := h.Frame(t.Tick + 1)
+	j := 0
+	for _, p := range a {
+		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
+			j++
+		}
+		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport {
+			p.Pos = p.Pos.Lerp(b[j].Pos, t.Frac)
+		}
+		out = append(out, p)
+	}
+	return out, t
+}
+
 // Newest returns the newest recorded tick (the present), or −1.
 func (h *History) Newest() int64 { return h.newest }
 

@@ -101,6 +101,7 @@ type Simulation struct {
 	staticMap generic.Map1[ecs.StaticGeometry]
 	players   generic.Map10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
+	stateOf   generic.Map6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 
 	queueID ecs.ID  // InputQueue: a player moved by its inputs
 	maxStep float64 // the furthest movement goes in a tick, metres
@@ -160,6 +161,7 @@ func New(cfg Config) (*Simulation, error) {
 		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
 		players:   generic.NewMap10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
 		inputMap:  generic.NewMap2[ecs.InputQueue, ecs.Input](w),
+		stateOf:   generic.NewMap6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
 	}
 	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
@@ -282,3 +284,50 @@ func (s *Simulation) SpawnShield(owner ecs.Entity, team uint8, box geom.AABB, ex
 // Despawn removes an entity and its colliders. A player's hitbox stays in the
 // history it was recorded in, so shots that see the past still see it.
 func (s *Simulation) Despawn(e ecs.Entity) { s.env.Despawn(e) }
+
+// PlayerState is what the course of a match changes in a player: where it
+// is and looks, how fast it moves, its health, its life (dead, respawn,
+// invulnerability, teleports), its weapons' state and its streak. Its inputs
+// and the view lag they are granted are not part of it.
+type PlayerState struct {
+	Transform ecs.Transform
+	Velocity  ecs.Velocity
+	Health    ecs.Health
+	Life      ecs.Life
+	Arsenal   ecs.Arsenal
+	Streak    ecs.Streak
+}
+
+// PlayerState returns player e's state, or false if e is not a player.
+func (s *Simulation) PlayerState(e ecs.Entity) (PlayerState, bool) {
+	if !s.World.Alive(e) {
+		return PlayerState{}, false
+	}
+	tf, vel, h, life, arsenal, streak := s.stateOf.Get(e)
+	if tf == nil || vel == nil || h == nil || life == nil || arsenal == nil || streak == nil {
+		return PlayerState{}, false
+	}
+	return PlayerState{Transform: *tf, Velocity: *vel, Health: *h, Life: *life, Arsenal: *arsenal, Streak: *streak}, true
+}
+
+// SetPlayerState makes player e's state st, and reports whether e is a
+// player. A replay that judges a recorded match's shots under other
+// settings sets every player's state from the recorded match before each
+// tick, so that the world stays the recorded one whatever the other
+// settings would have changed (package replay).
+func (s *Simulation) SetPlayerState(e ecs.Entity, st *PlayerState) bool {
+	if !s.World.Alive(e) {
+		return false
+	}
+	tf, vel, h, life, arsenal, streak := s.stateOf.Get(e)
+	if tf == nil || vel == nil || h == nil || life == nil || arsenal == nil || streak == nil {
+		return false
+	}
+	*tf, *vel, *h, *life, *arsenal, *streak = st.Transform, st.Velocity, st.Health, st.Life, st.Arsenal, st.Streak
+	return true
+}
+
+// SpreadAs makes player e's pellets spread as those of the entity whose wire
+// id is id (weapons.Env.SpreadAs): for replays whose entities differ from
+// the recording's.
+func (s *Simulation) SpreadAs(e ecs.Entity, id uint32) { s.env.SpreadAs(e, id) }

@@ -160,7 +160,7 @@ func (s *Simulation) lagCompensation() {
 			lc.Done = true // cancelled: an invalid shot, never resolved
 			shot := s.shotOf.Get(e)
 			s.Events.Shots = append(s.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner.Entity,
-				Tick: now, Result: ecs.ResultInvalid})
+				Seq: shot.Seq, Fired: shot.Fired, Tick: now, Result: ecs.ResultInvalid})
 			continue
 		}
 		if lc.CatchUp && lc.From < now { // caught up in its first tick: the present from then on

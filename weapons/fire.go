@@ -42,7 +42,7 @@ func (s *FireSystem) Run() {
 		team, lag, tf, arsenal, ok := s.shooterOf(cmd)
 		if !ok {
 			s.env.Events.Shots = append(s.env.Events.Shots, ecs.ShotEvent{
-				Shot: cmd.Shot, Weapon: cmd.Weapon, Shooter: cmd.Shooter, Result: ecs.ResultInvalid, Tick: now,
+				Shot: cmd.Shot, Weapon: cmd.Weapon, Shooter: cmd.Shooter, Result: ecs.ResultInvalid, Fired: now, Tick: now,
 			})
 			continue
 		}

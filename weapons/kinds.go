@@ -193,6 +193,10 @@ type Env struct {
 	// SpreadSeed keys the room's spread sequences (package spread).
 	SpreadSeed uint64
 
+	// spreadAs maps entities whose shots spread as another entity's (by
+	// wire id): see SpreadAs. Nil in a room.
+	spreadAs map[ecs.Entity]uint32
+
 	common    generic.Map6[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot]
 	commonIDs []ecs.ID
 	ids       []ecs.ID // scratch for NewShot
@@ -273,9 +277,26 @@ func (env *Env) ShotOf(e ecs.Entity) (*ecs.LagCompensated, *ecs.Owner, *ecs.Team
 	return lc, o, t, sh
 }
 
-// SpreadKey returns the key of a shot's pellets (package spread).
+// SpreadKey returns the key of a shot's pellets (package spread): the
+// room's seed, the shooter's wire id and the shot's Seq.
 func (env *Env) SpreadKey(shooter ecs.Entity, shot *ecs.Shot) uint64 {
-	return spread.Key(env.SpreadSeed, ecs.WireID(shooter), shot.Seq)
+	id, ok := env.spreadAs[shooter]
+	if !ok {
+		id = ecs.WireID(shooter)
+	}
+	return spread.Key(env.SpreadSeed, id, shot.Seq)
+}
+
+// SpreadAs makes shooter's pellets spread as those of the entity whose wire
+// id is id. A replay that judges a recorded match under other settings
+// allocates its own entities, and a player who joined late may get another
+// one than it had in the recording: its shots must still spread as they
+// did.
+func (env *Env) SpreadAs(shooter ecs.Entity, id uint32) {
+	if env.spreadAs == nil {
+		env.spreadAs = map[ecs.Entity]uint32{}
+	}
+	env.spreadAs[shooter] = id
 }
 
 // FilterFor returns the query filter for a shot of owner and team under the
@@ -289,7 +310,7 @@ func (env *Env) FilterFor(owner ecs.Entity, team uint8, mask lagcomp.Mask) lagco
 // was touched (dealing damage), blocked by static geometry or a shield, a
 // miss when nothing was.
 func (env *Env) Report(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, hit lagcomp.Hit, touched bool, miss geom.Vec3, damage float64) {
-	ev := ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner, Tick: env.Clock.Tick, ViewTime: at}
+	ev := ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner, Seq: shot.Seq, Fired: shot.Fired, Tick: env.Clock.Tick, ViewTime: at}
 	switch {
 	case !touched:
 		ev.Result, ev.Point = ecs.ResultMiss, miss
@@ -309,12 +330,12 @@ func (env *Env) Hit(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, target ec
 // HitEvent is the event of shot hitting target for damage, for a kind to
 // complete (Head, Splash, Pellets) before it appends it to Events.Shots.
 func (env *Env) HitEvent(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, target ecs.Entity, point geom.Vec3, damage float64) ecs.ShotEvent {
-	return ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
+	return ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner, Seq: shot.Seq, Fired: shot.Fired,
 		Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultHit, Target: target, Point: point, Damage: damage}
 }
 
 // Miss reports that shot hit nothing.
 func (env *Env) Miss(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, point geom.Vec3) {
 	env.Events.Shots = append(env.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
-		Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultMiss, Point: point})
+		Seq: shot.Seq, Fired: shot.Fired, Tick: env.Clock.Tick, ViewTime: at, Result: ecs.ResultMiss, Point: point})
 }
