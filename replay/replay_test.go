@@ -1,0 +1,95 @@
+package replay
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/systems"
+)
+
+func open(t testing.TB, data []byte) *Reader {
+	t.Helper()
+	rd, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd
+}
+
+// header builds a header by hand with a checksum that matches the JSON
+// (so that the JSON itself is what is checked); another version is
+// checked before the checksum.
+func header(version uint16, setup string) []byte {
+	b := appendHeader(nil, []byte(setup), newCRCTable())
+	b[len(Magic)], b[len(Magic)+1] = byte(version), byte(version>>8)
+	return b
+}
+
+func TestBadHeader(t *testing.T) {
+	good := header(Version, `{"tick_rate":20}`)
+	if _, err := NewReader(bytes.NewReader(good)); err != nil {
+		t.Fatalf("a minimal header: %v", err)
+	}
+	damaged := bytes.Clone(good)
+	damaged[len(damaged)-6] ^= 1
+	for _, c := range []struct {
+		name, field, msg string
+		data             []byte
+	}{
+		{"empty", "magic", "not a recording", nil},
+		{"text", "magic", "is not a recording", []byte("hello, this is not a recording at all")},
+		{"version", "version", "version 9 is not supported", header(9, `{}`)},
+		{"short version", "version", "unexpected EOF", []byte(Magic + "\x01")},
+		{"json", "setup", "bad JSON", header(Version, `{"tick_rate":`)},
+		{"unknown field", "setup", `unknown field "warp_drive"`, header(Version, `{"warp_drive":1}`)},
+		{"wrong type", "setup", "tick_rate", header(Version, `{"tick_rate":"fast"}`)},
+		{"checksum", "checksum", "damaged", damaged},
+		{"truncated setup", "setup", "announced", good[:len(good)-8]},
+	} {
+		_, err := NewReader(bytes.NewReader(c.data))
+		var he *HeaderError
+		if !errors.As(err, &he) || he.Field != c.field || !strings.Contains(err.Error(), c.msg) ||
+			!strings.Contains(err.Error(), "header: "+c.field) {
+			t.Errorf("%s: %v; want a %s error saying %q", c.name, err, c.field, c.msg)
+		}
+	}
+}
+
+func TestReplayUnknownRecordType(t *testing.T) {
+	tab := newCRCTable()
+	data := header(Version, `{"tick_rate":20}`)
+	data = appendRecord(data, 0x90, []byte("a later version's note"), tab) // ancillary: skipped
+	at := int64(len(data))
+	data = appendRecord(data, 0x42, nil, tab) // critical: refused
+	rd := open(t, data)
+	_, err := rd.Next()
+	var re *RecordError
+	if !errors.As(err, &re) || re.Offset != at || !strings.Contains(err.Error(), "unknown critical record type") {
+		t.Fatalf("%v; want an unknown type at %d", err, at)
+	}
+}
+
+func TestReplayEntityMismatch(t *testing.T) {
+	// A recording claiming the first player got another entity than a
+	// replay gives it: the simulation would not be the recorded one.
+	setup := testSetup(t)
+	var buf bytes.Buffer
+	rec, err := NewRecorder(RecorderConfig{Writer: &buf, Setup: setup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	world := ecs.NewWorld(20)
+	world.NewEntity()
+	rec.SpawnPlayer(systems.PlayerSpec{Name: "x", Controlled: true, Health: 100}, world.NewEntity())
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(open(t, buf.Bytes()), Config{})
+	var de *DivergenceError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "got entity") {
+		t.Fatalf("%v; want a divergence naming the entity", err)
+	}
+}

@@ -1,0 +1,222 @@
+package replay
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/systems"
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+// Setup is a match's setup as a recording's header holds it: every field
+// of systems.Config that the simulation's results depend on, the level
+// geometry spawned before the match, and labels. Floats go through JSON
+// exactly (Go writes the shortest decimal that reads back to the same
+// bits); the spread seed is a string, since JSON readers other than Go's
+// lose integers above 2^53.
+type Setup struct {
+	// Labels, free-form: the room's id and name, when the match started.
+	Room    string `json:"room,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Started string `json:"started,omitempty"`
+
+	TickRate          int      `json:"tick_rate"`
+	LagComp           LagComp  `json:"lag_comp"`
+	FriendlyFire      bool     `json:"friendly_fire"`
+	Movement          Movement `json:"movement"`
+	EyeHeight         float64  `json:"eye_height"`
+	RespawnTicks      int      `json:"respawn_ticks"`
+	InvulnerableTicks int      `json:"invulnerable_ticks"`
+	SpreadSeed        uint64   `json:"spread_seed,string"`
+	PoseScale         float64  `json:"pose_scale"`
+
+	// Kinds are the weapon kinds' names by their index in the room's
+	// registry (the index shots carry in ecs.LagCompensated.Kind), as far as
+	// the weapons use them; "" for an index no weapon uses.
+	Kinds []string `json:"kinds"`
+	// Weapons are the catalogue's definitions in id order, as the catalogue
+	// holds them (defaults applied), under weapons.Definition's Go field
+	// names; Classes its loadouts, the first being the default.
+	Weapons []weapons.Definition `json:"weapons"`
+	Classes []weapons.Class      `json:"classes"`
+
+	// Static is the level geometry spawned right after systems.New, in
+	// order, before anything else (the server's arena boxes). Geometry
+	// spawned later is a record.
+	Static []Box `json:"static"`
+}
+
+// LagComp is lagcomp.Config.
+type LagComp struct {
+	WindowTicks    int     `json:"window_ticks"`
+	ViewResolution int     `json:"view_resolution"`
+	Bucketing      bool    `json:"bucketing"`
+	CellSize       float64 `json:"cell_size"`
+	MaxUnlagTicks  float64 `json:"max_unlag_ticks"`
+}
+
+// Config returns the settings as a lagcomp.Config.
+func (l LagComp) Config() lagcomp.Config {
+	return lagcomp.Config{WindowTicks: l.WindowTicks, ViewResolution: l.ViewResolution, Bucketing: l.Bucketing,
+		CellSize: l.CellSize, MaxUnlagTicks: l.MaxUnlagTicks}
+}
+
+// Movement is movement.Params.
+type Movement struct {
+	Speed float64 `json:"speed"`
+	Arena Box     `json:"arena"` // all zero: unbounded
+}
+
+// Box is an axis-aligned box, its corners as [x, y, z].
+type Box struct {
+	Min [3]float64 `json:"min"`
+	Max [3]float64 `json:"max"`
+}
+
+// AABB returns the box as geometry.
+func (b Box) AABB() geom.AABB {
+	return geom.AABB{Min: geom.FromArray(b.Min), Max: geom.FromArray(b.Max)}
+}
+
+func boxOf(a geom.AABB) Box { return Box{Min: a.Min.Array(), Max: a.Max.Array()} }
+
+// NewSetup returns the setup of a simulation built with cfg, whose level
+// geometry is static (spawned in this order right after systems.New). The
+// weapons are taken from cfg.Catalog, or from the catalogue systems.New
+// builds of cfg.Weapons and cfg.Classes. Errors name the field.
+func NewSetup(cfg systems.Config, static ...geom.AABB) (Setup, error) {
+	cat := cfg.Catalog
+	if cat == nil {
+		reg := cfg.Kinds
+		if reg == nil {
+			reg = weapons.NewRegistry()
+		}
+		var err error
+		if cat, err = weapons.NewCatalog(reg, cfg.Weapons, cfg.Classes...); err != nil {
+			return Setup{}, fmt.Errorf("replay: setup: %w", err)
+		}
+	}
+	lc := cfg.LagComp
+	s := Setup{
+		TickRate:          cfg.TickRate,
+		LagComp:           LagComp{lc.WindowTicks, lc.ViewResolution, lc.Bucketing, lc.CellSize, lc.MaxUnlagTicks},
+		FriendlyFire:      cfg.FriendlyFire,
+		Movement:          Movement{Speed: cfg.Movement.Speed, Arena: boxOf(cfg.Movement.Arena)},
+		EyeHeight:         cfg.EyeHeight,
+		RespawnTicks:      cfg.RespawnTicks,
+		InvulnerableTicks: cfg.InvulnerableTicks,
+		SpreadSeed:        cfg.SpreadSeed,
+		PoseScale:         cfg.PoseScale,
+		Kinds:             []string{},
+		Weapons:           make([]weapons.Definition, 0, cat.Len()),
+		Classes:           []weapons.Class{},
+		Static:            make([]Box, 0, len(static)),
+	}
+	for id := range cat.Len() {
+		d := *cat.At(uint16(id))
+		d.Params = maps.Clone(d.Params) // the setup must not share the catalogue's
+		s.Weapons = append(s.Weapons, d)
+		k := int(cat.KindOf(uint16(id)))
+		for len(s.Kinds) <= k {
+			s.Kinds = append(s.Kinds, "")
+		}
+		s.Kinds[k] = d.Kind
+	}
+	for _, c := range cat.Classes() {
+		s.Classes = append(s.Classes, weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons)})
+	}
+	for _, b := range static {
+		s.Static = append(s.Static, boxOf(b))
+	}
+	if err := s.checkFinite(); err != nil {
+		return Setup{}, err
+	}
+	return s, nil
+}
+
+// checkFinite names the first number JSON cannot hold.
+func (s *Setup) checkFinite() error {
+	bad := func(field string, fs ...float64) error {
+		for _, f := range fs {
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("replay: setup: %s: %v cannot be recorded (JSON has no non-finite numbers)", field, f)
+			}
+		}
+		return nil
+	}
+	arena := s.Movement.Arena
+	errs := []error{
+		bad("lag_comp.cell_size", s.LagComp.CellSize),
+		bad("lag_comp.max_unlag_ticks", s.LagComp.MaxUnlagTicks),
+		bad("movement.speed", s.Movement.Speed),
+		bad("movement.arena", arena.Min[0], arena.Min[1], arena.Min[2], arena.Max[0], arena.Max[1], arena.Max[2]),
+		bad("eye_height", s.EyeHeight),
+		bad("pose_scale", s.PoseScale),
+	}
+	for i, b := range s.Static {
+		errs = append(errs, bad(fmt.Sprintf("static[%d]", i), b.Min[0], b.Min[1], b.Min[2], b.Max[0], b.Max[1], b.Max[2]))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Config returns the systems.Config the setup was recorded from, its
+// weapons defined against kinds (nil: the built-in kinds). A kind the
+// setup names must be registered in kinds at the index it had when
+// recorded; the error names it otherwise. Systems.New checks the rest.
+func (s *Setup) Config(kinds *weapons.Registry) (systems.Config, error) {
+	if kinds == nil {
+		kinds = weapons.NewRegistry()
+	}
+	for i, name := range s.Kinds {
+		if name == "" {
+			continue
+		}
+		k, ok := kinds.Lookup(name)
+		switch {
+		case !ok:
+			return systems.Config{}, fmt.Errorf("replay: setup: kinds[%d]: weapon kind %q is not registered: "+
+				"a kind registered in code replays only with a registry that registers it (ReplayConfig.Kinds; registered: %s)",
+				i, name, kinds.Names())
+		case int(k) != i:
+			return systems.Config{}, fmt.Errorf("replay: setup: kinds[%d]: weapon kind %q is kind %d in the registry, "+
+				"%d when recorded: register the kinds in the recorded order", i, name, k, i)
+		}
+	}
+	defs := make([]weapons.Definition, len(s.Weapons))
+	for i, d := range s.Weapons {
+		if !slices.Contains(s.Kinds, d.Kind) {
+			return systems.Config{}, fmt.Errorf("replay: setup: weapons[%d] (%s).kind: %q is not among the recorded kinds %q",
+				i, d.Name, d.Kind, s.Kinds)
+		}
+		d.Params = maps.Clone(d.Params) // the catalogue fills in defaults: not into the setup
+		defs[i] = d
+	}
+	classes := make([]weapons.Class, len(s.Classes))
+	for i, c := range s.Classes {
+		classes[i] = weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons)}
+	}
+	return systems.Config{
+		TickRate:          s.TickRate,
+		LagComp:           s.LagComp.Config(),
+		FriendlyFire:      s.FriendlyFire,
+		Movement:          movement.Params{Speed: s.Movement.Speed, Arena: s.Movement.Arena.AABB()},
+		EyeHeight:         s.EyeHeight,
+		RespawnTicks:      s.RespawnTicks,
+		InvulnerableTicks: s.InvulnerableTicks,
+		Kinds:             kinds,
+		Weapons:           defs,
+		Classes:           classes,
+		SpreadSeed:        s.SpreadSeed,
+		PoseScale:         s.PoseScale,
+	}, nil
+}
