@@ -61,6 +61,7 @@ type Config struct {
 	Limits    LimitsConfig      `koanf:"limits"`
 	Agones    AgonesConfig      `koanf:"agones"`
 	Results   ResultsConfig     `koanf:"results"`
+	Record    RecordConfig      `koanf:"record"`
 	Datagrams DatagramsConfig   `koanf:"datagrams"`
 	Admin     AdminConfig       `koanf:"admin"`
 	Pprof     PprofConfig       `koanf:"pprof"`
@@ -165,6 +166,18 @@ type ResultsConfig struct {
 	// File receives one JSON line per match that ends, synced before the
 	// process exits; empty: results are only logged.
 	File string `koanf:"file"`
+}
+
+// RecordConfig configures match recording (docs/replay.md): every room
+// writes its match to a file of its own, which `rewind replay`, `rewind
+// tune` and `rewind view` read.
+type RecordConfig struct {
+	// Dir receives one file per match (room-time.rwr); empty: matches are
+	// not recorded. It is created if missing.
+	Dir string `koanf:"dir"`
+	// FlushInterval is how often a room's recording is written out and
+	// synced: what a crash loses at most.
+	FlushInterval time.Duration `koanf:"flush_interval"`
 }
 
 // PprofConfig configures Go's profiler, on a listener of its own.
@@ -282,6 +295,7 @@ func DefaultConfig() Config {
 		Agones: AgonesConfig{Mode: "auto", ReadyTimeout: 30 * time.Second, HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
 			Players: "list", PlayersList: "players", OneMatch: true},
 		Datagrams: DatagramsConfig{Channel: ChannelSealed, BadLoss: 0.25, BadRTT: 1500 * time.Millisecond, Recover: 10 * time.Second},
+		Record:    RecordConfig{FlushInterval: time.Second},
 		Admin:     AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:       LogConfig{Level: "info", Format: "auto"},
 	}
@@ -306,6 +320,7 @@ var FlagKeys = map[string]string{
 	"public-key":    "auth.public_keys",
 	"insecure-open": "auth.insecure_open_mode",
 	"results":       "results.file",
+	"record":        "record.dir",
 	"pprof":         "pprof.listen",
 	"drain-timeout": "drain_timeout",
 	"max-unlag":     "lagcomp.max_unlag",
@@ -566,7 +581,8 @@ func configMap(c *Config) map[string]any {
 		"agones.ready_timeout": c.Agones.ReadyTimeout.String(),
 		"agones.health_period": c.Agones.HealthPeriod.String(), "agones.match_key": c.Agones.MatchKey,
 		"agones.players": c.Agones.Players, "agones.players_list": c.Agones.PlayersList, "agones.one_match": c.Agones.OneMatch,
-		"results.file":      c.Results.File,
+		"results.file": c.Results.File,
+		"record.dir":   c.Record.Dir, "record.flush_interval": c.Record.FlushInterval.String(),
 		"datagrams.channel": c.Datagrams.Channel, "datagrams.bad_loss": c.Datagrams.BadLoss,
 		"datagrams.bad_rtt": c.Datagrams.BadRTT.String(), "datagrams.recover": c.Datagrams.Recover.String(),
 		"admin.listen": c.Admin.Listen, "pprof.listen": c.Pprof.Listen,
@@ -629,6 +645,8 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("datagrams.recover", "%v is below 1s", c.Datagrams.Recover)
 	case c.DrainTimeout < 0:
 		return bad("drain_timeout", "%v is negative", c.DrainTimeout)
+	case c.Record.FlushInterval < 10*time.Millisecond || c.Record.FlushInterval > time.Minute:
+		return bad("record.flush_interval", "%v is outside 10ms..1m", c.Record.FlushInterval)
 	case c.Match.Duration < 0:
 		return bad("match.duration", "%v is negative", c.Match.Duration)
 	case c.Match.EmptyTimeout <= 0:

@@ -4,12 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/rewind-gg/rewind/view"
 )
 
 // httpListener is an HTTP server on a listener of its own.
@@ -72,13 +78,14 @@ func (s *Server) adminMux() *http.ServeMux {
 			Deaths uint64 `json:"deaths"`
 		}
 		type room struct {
-			ID      string   `json:"id"`
-			Tick    int64    `json:"tick"`
-			Players []player `json:"players"`
+			ID        string   `json:"id"`
+			Tick      int64    `json:"tick"`
+			Recording string   `json:"recording,omitempty"`
+			Players   []player `json:"players"`
 		}
 		out := []room{}
 		for _, rs := range st {
-			rm := room{ID: rs.ID, Tick: rs.Tick, Players: []player{}}
+			rm := room{ID: rs.ID, Tick: rs.Tick, Recording: rs.Recording, Players: []player{}}
 			for _, p := range rs.Players {
 				rm.Players = append(rm.Players, player{ID: p.ID, User: p.User, Name: p.Name, Team: p.Team, Kills: p.Kills, Deaths: p.Deaths})
 			}
@@ -86,6 +93,10 @@ func (s *Server) adminMux() *http.ServeMux {
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
+	// The live view of the rooms being recorded (record.dir): the page of
+	// rewind view, following each room's recording as it is written.
+	mux.HandleFunc("GET /view/{$}", s.viewIndex)
+	mux.HandleFunc("GET /view/rooms/{room}/", s.viewRoom)
 	// The operator opens a room for a match (when rooms are not created by
 	// tokens): POST /rooms {"id": "match-7"}.
 	mux.HandleFunc("POST /rooms", func(w http.ResponseWriter, r *http.Request) {
@@ -129,4 +140,92 @@ func pprofMux() *http.ServeMux {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// liveViewTicks is how much of a room's match the live view keeps: the last
+// five minutes.
+const liveViewTicks = 5 * 60
+
+// liveView is the view of one room's recording, shared by its viewers.
+type liveView struct {
+	handler http.Handler
+	room    string
+}
+
+// viewIndex lists the rooms whose matches are recorded, with links to their
+// live view.
+func (s *Server) viewIndex(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	type entry struct{ id, file string }
+	var rooms []entry
+	for id, r := range s.rooms {
+		if r.recording != "" {
+			rooms = append(rooms, entry{id, r.recording})
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(rooms, func(a, b entry) int { return strings.Compare(a.id, b.id) })
+	s.pruneViews()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var b strings.Builder
+	b.WriteString("<!doctype html><meta charset=utf-8><title>Rewind · live view</title>" +
+		"<style>body{font:15px system-ui,sans-serif;margin:2em;background:#111418;color:#e6e8eb}a{color:#93c5fd}</style>" +
+		"<h1>Rewind · live view</h1>")
+	if s.cfg.Record.Dir == "" {
+		b.WriteString("<p>This server does not record its matches: set record.dir (rewind serve --record DIR) to see them here.</p>")
+	} else if len(rooms) == 0 {
+		b.WriteString("<p>No room is open.</p>")
+	}
+	b.WriteString("<ul>")
+	for _, r := range rooms {
+		fmt.Fprintf(&b, "<li><a href=\"rooms/%s/\">%s</a> <small>%s</small></li>", html.EscapeString(url.PathEscape(r.id)),
+			html.EscapeString(r.id), html.EscapeString(r.file))
+	}
+	b.WriteString("</ul>")
+	w.Write([]byte(b.String()))
+}
+
+// viewRoom serves the live view of one room.
+func (s *Server) viewRoom(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("room")
+	s.mu.Lock()
+	rm := s.rooms[id]
+	s.mu.Unlock()
+	if rm == nil || rm.recording == "" {
+		http.Error(w, "room "+id+" is not open here, or not recorded (record.dir); a finished match's recording is viewed with rewind view FILE",
+			http.StatusNotFound)
+		return
+	}
+	s.pruneViews()
+	s.viewMu.Lock()
+	lv := s.views[rm.recording]
+	if lv == nil {
+		fw, err := view.Follow(rm.recording, s.cfg.registry(), int64(liveViewTicks*s.cfg.TickRate))
+		if err != nil {
+			s.viewMu.Unlock()
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		lv = &liveView{handler: http.StripPrefix("/view/rooms/"+id, view.Handler(fw)), room: id}
+		if s.views == nil {
+			s.views = map[string]*liveView{}
+		}
+		s.views[rm.recording] = lv
+	}
+	s.viewMu.Unlock()
+	lv.handler.ServeHTTP(w, r)
+}
+
+// pruneViews forgets the live views of rooms that have closed.
+func (s *Server) pruneViews() {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	for path, lv := range s.views {
+		s.mu.Lock()
+		r := s.rooms[lv.room]
+		s.mu.Unlock()
+		if r == nil || r.recording != path {
+			delete(s.views, path)
+		}
+	}
 }

@@ -42,7 +42,17 @@ type metrics struct {
 	flowHalved    prometheus.Counter // clients whose snapshot rate flow control halved
 	migrations    prometheus.Counter // sealed-channel address changes
 	channels      map[uint8]prometheus.Counter
+
+	recordings       [3]prometheus.Counter // match recordings closed, by outcome
+	recordingDropped prometheus.Counter    // ticks recordings missed (the disk fell behind)
 }
+
+// Outcomes of a match recording.
+const (
+	recordComplete   = iota // every tick written
+	recordIncomplete        // the writer fell behind: it stops at the first tick dropped
+	recordFailed            // it could not be created, or a write failed
+)
 
 // Why the server disconnects a player.
 const (
@@ -120,7 +130,15 @@ func newMetrics(build buildinfo.Info) *metrics {
 	buildInfo.WithLabelValues(build.Version, build.Revision, build.GoVersion, build.Protocol).Set(1)
 	shots := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_shots_rejected_total",
 		Help: "Shots the weapon rules refused (a client firing faster than allowed, without ammo, while reloading, or a weapon it does not carry), by reason."}, []string{"reason"})
-	reg.MustRegister(in, out, drop, inputs, rejected, shots, clamped, hits, kicked, matches, buildInfo)
+	recordings := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_recordings_total",
+		Help: "Match recordings closed (record.dir), by outcome: complete, incomplete (the disk fell behind and ticks were dropped: the file replays up to the first), failed (not created, or a write failed: the file replays up to the error)."},
+		[]string{"outcome"})
+	for i, o := range []string{"complete", "incomplete", "failed"} {
+		m.recordings[i] = recordings.WithLabelValues(o)
+	}
+	m.recordingDropped = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_recording_ticks_dropped_total",
+		Help: "Ticks match recordings missed because their writer fell behind the room (a recording stops at its first)."})).(prometheus.Counter)
+	reg.MustRegister(in, out, drop, inputs, rejected, shots, clamped, hits, kicked, matches, buildInfo, recordings)
 	m.rejected = map[uint8]prometheus.Counter{}
 	for _, code := range protocol.RejectCodes {
 		m.rejected[code] = rejected.WithLabelValues(protocol.RejectLabel(code))

@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,6 +21,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/results"
 	"github.com/rewind-gg/rewind/systems"
 )
@@ -60,8 +63,12 @@ type room struct {
 	order []string // users in the order they first joined
 
 	world protocol.State // this tick's world, shared by every client's snapshot
-	stats roomCounters
-	seed  uint64 // the match's spread seed, told to its clients
+	// rec records the match (record.dir; nil: not recorded) into the file
+	// recording names.
+	rec       *replay.Recorder
+	recording string
+	stats     roomCounters
+	seed      uint64 // the match's spread seed, told to its clients
 
 	// What the server adds to a client's round trip to bound the view lag
 	// it grants (besides the client's interpolation delay), in ticks: a
@@ -228,7 +235,67 @@ func newRoom(s *Server, id string) (*room, error) {
 	r.projectiles.Register(sim.World)
 	r.shields.Register(sim.World)
 	r.lastTick.Store(r.opened.UnixNano())
+	if c.Record.Dir != "" {
+		r.record(sc)
+	}
 	return r, nil
+}
+
+// record starts the match's recording. A recording that cannot start (a
+// full disk, a permission) is logged and counted; the match plays on
+// without it.
+func (r *room) record(sc systems.Config) {
+	c := r.cfg
+	boxes := make([]geom.AABB, len(c.Arena.Boxes))
+	for i, b := range c.Arena.Boxes {
+		boxes[i] = b.AABB()
+	}
+	setup, err := replay.NewSetup(sc, boxes...)
+	if err == nil {
+		setup.Room, setup.Started = r.id, r.opened.UTC().Format(time.RFC3339Nano)
+		for n := range 10 { // a name already taken (a room id reused within the millisecond)
+			r.recording = replay.MatchFile(c.Record.Dir, r.id, r.opened, n)
+			r.rec, err = replay.NewRecorder(replay.RecorderConfig{Path: r.recording, Setup: setup, FlushInterval: c.Record.FlushInterval})
+			if !errors.Is(err, os.ErrExist) {
+				break
+			}
+		}
+	}
+	if err != nil {
+		r.rec, r.recording = nil, ""
+		r.srv.m.recordings[recordFailed].Inc()
+		r.log.Error().Err(err).Msg("match not recorded")
+		return
+	}
+	r.log.Info().Str("file", r.recording).Msg("recording")
+}
+
+// closeRecording writes the recording's end (why the match ended, and its
+// result) and closes it, off the room's goroutine: it waits for the disk.
+func (r *room) closeRecording(why endReason, result []byte) {
+	if r.rec == nil {
+		return
+	}
+	rec, m, log := r.rec, r.srv.m, r.log.With().Str("file", r.recording).Logger()
+	rec.End(why.String(), result)
+	r.srv.wg.Add(1)
+	go func() {
+		defer r.srv.wg.Done()
+		err := rec.Close()
+		dropped := rec.Dropped()
+		m.recordingDropped.Add(float64(dropped))
+		switch {
+		case err != nil:
+			m.recordings[recordFailed].Inc()
+			log.Error().Err(err).Msg("recording failed: the file replays up to the error")
+		case dropped > 0:
+			m.recordings[recordIncomplete].Inc()
+			log.Warn().Int64("ticks_dropped", dropped).Msg("recording incomplete: the disk fell behind")
+		default:
+			m.recordings[recordComplete].Inc()
+			log.Info().Msg("recording closed")
+		}
+	}()
 }
 
 // netID is an entity's id on the wire: its index and generation (unique
@@ -390,8 +457,10 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	}
 	spawn := r.spawnPoint(team)
 	c := r.cfg.Match
-	e := r.sim.SpawnPlayer(systems.PlayerSpec{Name: who.name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
-		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout})
+	spec := systems.PlayerSpec{Name: who.name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
+		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout}
+	e := r.sim.SpawnPlayer(spec)
+	r.rec.SpawnPlayer(spec, e)
 	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
 	mem := &member{sess: se, entity: e, id: netID(e), user: who.user, name: who.name, team: team, acked: protocol.NoTick,
 		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp), received: -1,
@@ -443,6 +512,7 @@ func (r *room) spawnPoint(team uint8) geom.Vec3 {
 // remove takes a member out of the room: its entity, its seat, its tally.
 func (r *room) remove(mem *member) {
 	r.sim.Despawn(mem.entity)
+	r.rec.Despawn(mem.entity)
 	delete(r.bySess, mem.sess)
 	delete(r.byEnt, mem.entity)
 	r.members = slices.DeleteFunc(r.members, func(x *member) bool { return x == mem })
@@ -499,6 +569,7 @@ func (r *room) applyInputs(mem *member, m *roomMsg) {
 		in := q.Value(int64(p.Tick(i)))
 		in.Earliest = earliest
 		v := r.sim.QueueInput(mem.entity, in)
+		r.rec.Input(mem.entity, in, v)
 		r.srv.m.inputs[v].Inc()
 		mem.stats.Inputs[v]++
 		if v == systems.InputQueued {
@@ -517,6 +588,7 @@ func (r *room) tick() {
 	start := time.Now()
 	r.tickStart = start
 	r.sim.Step()
+	r.rec.Step(r.sim.Now()-1, r.sim.Events)
 	r.events()
 	if r.sim.Now()%r.snap == 0 {
 		r.snapshots()
@@ -854,6 +926,7 @@ func (r *room) finish(why endReason) {
 			r.log.Error().Err(err).Msg("match result not written")
 		}
 	}
+	r.closeRecording(why, line)
 	r.srv.m.matches[why].Inc()
 	r.srv.agones.roomClosed(r.id)
 	// Closing writes to the network and waits: not on the room's goroutine.

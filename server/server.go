@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,9 @@ type Server struct {
 	closing  bool
 	draining atomic.Bool
 
+	viewMu sync.Mutex
+	views  map[string]*liveView // the admin port's live views, by recording
+
 	stopping     chan struct{} // closed when the server asks to be stopped (Agones)
 	stoppingOnce sync.Once
 
@@ -108,6 +112,9 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		if s.results, err = results.Open(cfg.Results.File); err != nil {
 			return nil, fmt.Errorf("config: results.file: %w", err)
 		}
+	}
+	if err := recordDir(cfg.Record.Dir); err != nil {
+		return nil, fmt.Errorf("config: record.dir: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -683,4 +690,21 @@ func rejectCode(err error) uint8 {
 		return protocol.RejectBusy
 	}
 	return protocol.RejectTokenInvalid // malformed, or valid for too long
+}
+
+// recordDir makes sure rooms can write their recordings into dir (empty:
+// no recording): it exists, or is created, and takes a file.
+func recordDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".rewind-write-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

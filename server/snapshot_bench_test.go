@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -242,4 +243,71 @@ func readCounter(c prometheus.Counter) float64 {
 	var m dto.Metric
 	c.Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+// BenchmarkRoomTickRecording is the room benchmark's tick (12 players, about
+// a hundred rockets in flight, every snapshot encoded) with the match
+// recorded (record.dir) and without, the two rooms ticking in turn in the
+// same run, each first every other time: it reports both tick times and
+// their ratio (target: within 5%).
+func BenchmarkRoomTickRecording(b *testing.B) {
+	off := newBenchRoom(b)
+	on := newBenchRoomWith(b, func(c *Config) { c.Record.Dir = b.TempDir() })
+	if on.r.rec == nil {
+		b.Fatal("the room does not record")
+	}
+	for range 300 {
+		off.step()
+		on.step()
+	}
+	var tOff, tOn time.Duration
+	timed := func(br *benchRoom, total *time.Duration) {
+		start := time.Now()
+		br.step()
+		*total += time.Since(start)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		// Each room ticks first every other time: the second one finds the
+		// caches warmer.
+		if i++; i%2 == 0 {
+			timed(off, &tOff)
+			timed(on, &tOn)
+		} else {
+			timed(on, &tOn)
+			timed(off, &tOff)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(tOff.Microseconds())/n, "off-µs/tick")
+	b.ReportMetric(float64(tOn.Microseconds())/n, "on-µs/tick")
+	b.ReportMetric(float64(tOn)/float64(tOff), "on/off")
+	b.ReportMetric(float64(on.r.rec.Dropped()), "dropped-ticks")
+	b.StopTimer()
+	if err := on.r.rec.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// Recording adds nothing to the per-tick allocations either: the room's
+// and the writer's, which runs beside it (testing.AllocsPerRun would hold
+// the process to one core, where the writer does not run).
+func TestRoomTickWithRecordingAllocatesNothing(t *testing.T) {
+	br := newBenchRoomWith(t, func(c *Config) { c.Record.Dir = t.TempDir() })
+	for range 1000 { // the writer's buffer pool fills
+		br.step()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 200 {
+		br.step()
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.Mallocs - before.Mallocs; n != 0 {
+		t.Errorf("200 recorded room ticks allocate %d times", n)
+	}
+	if err := br.r.rec.Close(); err != nil || br.r.rec.Dropped() != 0 {
+		t.Errorf("recording: %v, %d ticks dropped", err, br.r.rec.Dropped())
+	}
 }

@@ -18,6 +18,9 @@ type RoomStats struct {
 	TickTime  time.Duration // the last tick's
 	TickTotal time.Duration // all ticks', snapshots included
 	Overruns  uint64
+	// Recording is the file the match is recorded into (record.dir), or
+	// empty.
+	Recording string
 }
 
 // PlayerStats is what a room knows of one player.
@@ -76,7 +79,7 @@ func (s *Server) Stats(ctx context.Context) ([]RoomStats, error) {
 func (r *room) statsNow() RoomStats {
 	st := r.sim.Stats()
 	rs := RoomStats{ID: r.id, Tick: r.sim.Now(), Rewinds: st.Rewinds, Items: st.Items, Buckets: st.Last.Buckets,
-		TickTime: r.stats.tickTime, TickTotal: r.stats.tickTotal, Overruns: r.stats.overruns}
+		TickTime: r.stats.tickTime, TickTotal: r.stats.tickTotal, Overruns: r.stats.overruns, Recording: r.recording}
 	for _, mem := range r.members {
 		ps := mem.stats
 		tf, _, _, q, _, _ := r.body.Get(mem.entity)

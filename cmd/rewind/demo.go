@@ -31,6 +31,7 @@ type demoConfig struct {
 	window         int
 	admin          string
 	logLevel       string
+	record         string // a directory to record the match into
 	fleet          fleetConfig
 }
 
@@ -130,7 +131,8 @@ func (dc *demoConfig) flags(f *pflag.FlagSet) {
 	f.Float64Var(&dc.loss, "loss", def.loss, "packet loss each way, 0..1 (overrides --network's)")
 	f.IntVar(&dc.tickRate, "tick-rate", 20, "server ticks per second")
 	f.IntVar(&dc.window, "window", 30, "lag-compensation window, ticks (0: lag compensation off)")
-	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics and /debug/pprof (empty: none)")
+	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics, /rooms and the live view /view/ (empty: none)")
+	f.StringVar(&dc.record, "record", "", "record the match into this directory (then: rewind tune DIR/*.rwr, rewind view FILE)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
 	dc.fleet.flags(f, []string{"assault", "breacher"}, "seed of the bots' choices and the shims' losses")
 }
@@ -186,6 +188,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	cfg.InputTimeout += dialTimeout
 	cfg.MaxDatagramRate = max(cfg.MaxDatagramRate, 5*dc.tickRate)
 	cfg.Log = server.LogConfig{Level: dc.logLevel, Format: "auto"}
+	cfg.Record.Dir = dc.record
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: 2, msg: "demo: " + err.Error()}
 	}
@@ -291,5 +294,15 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	}
 	fmt.Fprintf(stdout, "network shims: client→server %d packets, %d dropped; server→client %d packets, %d dropped\n",
 		up.Packets, up.Dropped, down.Packets, down.Dropped)
+	if final.Recording != "" {
+		// The room closes its recording as it ends; Shutdown waits for it.
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return &exitError{code: 1, msg: "demo: " + err.Error()}
+		}
+		fmt.Fprintf(stdout, "recorded: %s\n  rewind replay %s\n  rewind tune %s\n  rewind view %s\n",
+			final.Recording, final.Recording, final.Recording, final.Recording)
+	}
 	return nil
 }

@@ -30,6 +30,7 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.StringSlice("public-key", nil, "the matchmaker's public key file (rewind keygen), repeatable; none: open development mode (auth.public_keys)")
 	fs.Bool("insecure-open", false, "allow open development mode on a non-loopback address (auth.insecure_open_mode)")
 	fs.String("results", "", "append each match's result to this file, as a JSON line (results.file)")
+	fs.String("record", "", "record every match into this directory, a file each, for rewind replay, tune and view (record.dir)")
 	fs.Duration("drain-timeout", d.DrainTimeout, "on SIGTERM, how long running matches may finish (drain_timeout)")
 	fs.String("admin", d.Admin.Listen, "admin HTTP address for /metrics, /healthz, /readyz, /rooms, empty to disable (admin.listen)")
 	fs.String("pprof", "", "HTTP address for Go's profiler, /debug/pprof/ (pprof.listen; empty: off)")
