@@ -1,8 +1,10 @@
 // Command rewind is Rewind's one binary: play a demo match (rewind demo), host
 // matches (rewind serve), drive bots against a server (rewind bots), run
-// lag-compensation scenarios (rewind scenario FILE.json), make token keys
-// and tokens for development (rewind keygen, rewind token), and say what it
-// is (rewind version).
+// lag-compensation scenarios (rewind scenario FILE.json), re-simulate a
+// recorded match (rewind replay), sweep lag-compensation settings over
+// recorded matches (rewind tune), make token keys and tokens for
+// development (rewind keygen, rewind token), and say what it is (rewind
+// version).
 package main
 
 import (
@@ -39,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newScenarioCmd(stdout), newServeCmd(stdout, stderr), newBotsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
+		newReplayCmd(stdout), newTuneCmd(stdout, stderr), newViewCmd(stdout),
 		newKeygenCmd(stdout), newTokenCmd(stdout), newVersionCmd(stdout))
 	err := root.Execute()
 	if err == nil {

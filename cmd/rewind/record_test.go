@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rewind-gg/rewind/internal/browsertest"
+	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/tune"
+	"github.com/rewind-gg/rewind/view"
+)
+
+// The README's loop: a demo recorded, replayed, tuned and viewed.
+func TestDemoRecordReplayTuneView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a real match")
+	}
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "rec")
+	code, stdout, stderr := runCmd(t, "demo", "--duration", "10s", "--record", rec, "--log-level", "error", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(rec, "*"+replay.Extension))
+	if len(files) != 1 || !strings.Contains(stdout, "recorded: "+files[0]) {
+		t.Fatalf("recordings %v; the demo says:\n%s", files, stdout)
+	}
+	file := files[0]
+
+	t.Run("replay", func(t *testing.T) {
+		code, out, errOut := runCmd(t, "replay", file)
+		if code != 0 || !strings.Contains(out, "every event reproduced exactly") || !regexp.MustCompile(`12 players, \d+ inputs`).MatchString(out) {
+			t.Fatalf("replay: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, errOut = runCmd(t, "replay", file, "--bucketing=false")
+		if code != 0 || !strings.Contains(out, "every event reproduced exactly") {
+			t.Fatalf("replay --bucketing=false: exit %d\n%s%s", code, out, errOut)
+		}
+		code, out, errOut = runCmd(t, "replay", file, "--window", "0")
+		if code != 0 || !regexp.MustCompile(`under window=0 max_unlag=0 resolution=0: \d+ hits \(recorded \d+\)`).MatchString(out) {
+			t.Fatalf("replay --window 0: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+
+	t.Run("replay a damaged file", func(t *testing.T) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			data []byte
+			msg  *regexp.Regexp
+		}{
+			{"truncated", data[:len(data)*2/3], regexp.MustCompile(`record at byte (\d+) \([a-z_]+\): truncated`)},
+			{"corrupt", flip(data, len(data)/2), regexp.MustCompile(`record at byte (\d+) \(.*\): (checksum mismatch|payload|length)`)},
+		} {
+			path := filepath.Join(dir, tc.name+replay.Extension)
+			if err := os.WriteFile(path, tc.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCmd(t, "replay", path)
+			m := tc.msg.FindStringSubmatch(errOut)
+			if code != 1 || m == nil {
+				t.Fatalf("%s: exit %d, want 1 and the offset named:\n%s%s", tc.name, code, out, errOut)
+			}
+			// What is intact replayed, and matched.
+			ticks := regexp.MustCompile(`replayed (\d+) ticks .* every event reproduced exactly`).FindStringSubmatch(out)
+			if off, _ := strconv.Atoi(m[1]); ticks == nil || ticks[1] == "0" || off <= 0 || off >= len(data) {
+				t.Errorf("%s: the intact part did not replay:\n%s%s", tc.name, out, errOut)
+			}
+		}
+	})
+
+	t.Run("tune", func(t *testing.T) {
+		out := filepath.Join(dir, "tune")
+		code, stdout, stderr := runCmd(t, "tune", file, "--out", out)
+		if code != 0 {
+			t.Fatalf("tune: exit %d\n%s%s", code, stdout, stderr)
+		}
+		rows := readCSV(t, filepath.Join(out, "tune.csv"))
+		var conf []float64
+		for _, r := range rows {
+			if r["weapon"] != "all" {
+				continue
+			}
+			w, _ := strconv.Atoi(r["window"])
+			c, _ := strconv.ParseFloat(r["confirmed_pct"], 64)
+			seen, _ := strconv.Atoi(r["seen_hits"])
+			if w != 2*len(conf) || seen < 20 {
+				t.Fatalf("row %v: want windows 0, 2, 4… and hits seen", r)
+			}
+			if w == 0 && r["disputed"] != "0" {
+				t.Errorf("window 0: %s disputed hits, want 0: every hit is in the victim's present", r["disputed"])
+			}
+			conf = append(conf, c)
+		}
+		if len(conf) != 16 {
+			t.Fatalf("%d windows in tune.csv, want 0..30", len(conf))
+		}
+		// Confirmation rises with the window, to about all at the demo's own 30.
+		for i := 1; i < len(conf); i++ {
+			if conf[i] < conf[i-1]-2 {
+				t.Errorf("confirmation falls from %.1f%% to %.1f%% at window %d", conf[i-1], conf[i], 2*i)
+			}
+		}
+		if conf[0] > 50 || conf[len(conf)-1] < 98 {
+			t.Errorf("confirmation %.1f%% at window 0, %.1f%% at 30: want little without lag compensation, all of it with", conf[0], conf[len(conf)-1])
+		}
+		for _, p := range []string{"viewlag.csv", tune.PlotConfirmation + ".png", tune.PlotDisputed + ".png", tune.PlotViewLag + ".png"} {
+			if st, err := os.Stat(filepath.Join(out, p)); err != nil || st.Size() < 100 {
+				t.Errorf("%s: %v", p, err)
+			}
+		}
+		t.Logf("tune:\n%s", stdout)
+	})
+
+	t.Run("view", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		addr := make(chan string, 1)
+		done := make(chan error, 1)
+		var out bytes.Buffer
+		go func() { done <- runView(ctx, file, "127.0.0.1:0", &out, func(a string) { addr <- a }) }()
+		var url string
+		select {
+		case url = <-addr:
+		case err := <-done:
+			t.Fatalf("view: %v\n%s", err, out.String())
+		}
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("view: %v", err)
+			}
+		}()
+		// The first hit of the match, from the page's own data.
+		res, err := http.Get(url + "match.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m view.Match
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatal(err)
+		}
+		k := -1
+		for i, s := range m.Shots {
+			if s.Result == "hit" && s.Lag > 2 {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			t.Fatal("no hit in the demo")
+		}
+		want := m.Shots[k]
+		bctx := browsertest.New(t)
+		tctx, tcancel := context.WithTimeout(bctx, 60*time.Second)
+		defer tcancel()
+		if err := chromedp.Do(tctx, chromedp.Navigate(url), chromedp.Click(chromedp.CSS("#hits-only"))); err != nil {
+			t.Fatal(err)
+		}
+		// Step shot by shot, hits only, up to it.
+		for i := 0; ; i++ {
+			if err := chromedp.Do(tctx, chromedp.Click(chromedp.CSS("#next-shot"))); err != nil {
+				t.Fatal(err)
+			}
+			shot, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById("shot").dataset.shot`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if shot == strconv.Itoa(k) {
+				break
+			}
+			if i > k {
+				t.Fatalf("stepping hits only never reached shot %d (at %q)", k, shot)
+			}
+		}
+		who := m.Players[want.Shooter].Name + " → " + m.Players[want.Target].Name
+		for id, w := range map[string]string{
+			"shot-who":    who,
+			"shot-weapon": want.Weapon + " (" + want.Kind + ")",
+			"shot-title":  fmt.Sprintf("shot %d of %d · tick %d", k+1, len(m.Shots), want.Tick),
+		} {
+			got, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById("`+id+`").textContent`))
+			if err != nil || !strings.HasPrefix(got, w) {
+				t.Errorf("#%s: %q (%v), want %q", id, got, err, w)
+			}
+		}
+		// Zoomed to the shot, the rewound hitboxes are apart from the present ones.
+		if err := chromedp.Do(tctx, chromedp.Click(chromedp.CSS("#zoom-shot"))); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := chromedp.Run(tctx, chromedp.Evaluate[float64](`window.rewindView.scale`)); err != nil || s < 15 {
+			t.Errorf("zoomed to the shot: %v pixels a metre (%v), want a close-up", s, err)
+		}
+		browsertest.Screenshot(t, tctx, "view-demo.png")
+	})
+}
+
+func flip(data []byte, at int) []byte {
+	b := bytes.Clone(data)
+	b[at] ^= 0x5a
+	return b
+}
+
+// readCSV reads a CSV file with a header into maps by column.
+func readCSV(t *testing.T, path string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []map[string]string
+	for _, r := range recs[1:] {
+		m := map[string]string{}
+		for i, h := range recs[0] {
+			m[h] = r[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}

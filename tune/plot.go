@@ -1,0 +1,130 @@
+package tune
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Plot file names, without the extension.
+const (
+	PlotConfirmation = "confirmation"
+	PlotDisputed     = "disputed"
+	PlotViewLag      = "viewlag"
+)
+
+// WritePlots draws the report's three plots into dir, as PNG or SVG (format
+// "png" or "svg"): confirmation vs window and disputed hits vs window, a
+// line per weapon (and per combination of weapon caps swept), and the
+// players' view-lag histogram. It returns the files written.
+func (rep *Report) WritePlots(dir, format string) ([]string, error) {
+	if format != "png" && format != "svg" {
+		return nil, fmt.Errorf("tune: plot format %q: png or svg", format)
+	}
+	var files []string
+	for _, p := range []struct {
+		name, title, y string
+		value          func(*Row) float64
+	}{
+		{PlotConfirmation, "Hits shooters saw that the server confirms", "confirmed (% of hits seen)", func(r *Row) float64 { return 100 * r.Confirmation() }},
+		{PlotDisputed, "Hits a victim could dispute (out of sight or reach in its own present)", "disputed (% of damaging hits)", func(r *Row) float64 { return 100 * r.DisputedShare() }},
+	} {
+		plt, err := rep.windowPlot(p.title, p.y, p.value)
+		if err != nil {
+			return files, err
+		}
+		path := filepath.Join(dir, p.name+"."+format)
+		if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+			return files, fmt.Errorf("tune: %s: %w", path, err)
+		}
+		files = append(files, path)
+	}
+	plt, err := rep.viewLagPlot()
+	if err != nil {
+		return files, err
+	}
+	path := filepath.Join(dir, PlotViewLag+"."+format)
+	if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		return files, fmt.Errorf("tune: %s: %w", path, err)
+	}
+	return append(files, path), nil
+}
+
+// windowPlot draws value against the window: a line per weapon and caps.
+func (rep *Report) windowPlot(title, y string, value func(*Row) float64) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "lag-compensation window (ticks)"
+	p.Y.Label.Text = y
+	p.Y.Min, p.Y.Max = 0, 100
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	type series struct {
+		name string
+		xys  plotter.XYs
+	}
+	var all []*series
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		v := value(r)
+		if math.IsNaN(v) {
+			continue
+		}
+		name := r.Weapon
+		if name == "" {
+			name = "all weapons"
+		}
+		if c := r.Setting.caps(); c != "" {
+			name += " (" + c + ")"
+		}
+		j := slices.IndexFunc(all, func(s *series) bool { return s.name == name })
+		if j < 0 {
+			all = append(all, &series{name: name})
+			j = len(all) - 1
+		}
+		all[j].xys = append(all[j].xys, plotter.XY{X: float64(r.Setting.Window), Y: v})
+	}
+	var lines []any
+	for _, s := range all {
+		slices.SortFunc(s.xys, func(a, b plotter.XY) int { return int(math.Copysign(1, a.X-b.X)) })
+		lines = append(lines, s.name, s.xys)
+	}
+	if len(lines) == 0 {
+		return p, nil // nothing to draw: the axes say so
+	}
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
+		return nil, fmt.Errorf("tune: plot: %w", err)
+	}
+	return p, nil
+}
+
+// viewLagPlot draws the players' view-lag histogram, in about 50 bins.
+func (rep *Report) viewLagPlot() (*plot.Plot, error) {
+	h := &rep.ViewLag
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("View lag players claimed (%d inputs; p50 %.0f ms, p99 %.0f ms)", h.N, h.Quantile(0.5), h.Quantile(0.99))
+	p.X.Label.Text = "view lag (ms)"
+	p.Y.Label.Text = "inputs"
+	if h.N == 0 {
+		return p, nil
+	}
+	var xys plotter.XYs
+	for ms, n := range h.Counts {
+		if n > 0 {
+			xys = append(xys, plotter.XY{X: float64(ms) + 0.5, Y: float64(n)})
+		}
+	}
+	bins := max(1, min(50, len(h.Counts)))
+	hist, err := plotter.NewHistogram(xys, bins)
+	if err != nil {
+		return nil, fmt.Errorf("tune: plot: %w", err)
+	}
+	p.Add(hist)
+	return p, nil
+}

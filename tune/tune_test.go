@@ -1,0 +1,304 @@
+package tune
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mlange-42/arche/generic"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/matchtest"
+	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/systems"
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+func TestSettings(t *testing.T) {
+	c := Config{Windows: []int{0, 4}, MaxRewind: map[string][]float64{"rifle": {2, 0}, "bite": {1}}}
+	var got []string
+	for _, s := range c.Settings() {
+		got = append(got, s.String())
+	}
+	want := []string{
+		"window=0 bite.max_rewind=1 rifle.max_rewind=2", "window=4 bite.max_rewind=1 rifle.max_rewind=2",
+		"window=0 bite.max_rewind=1 rifle.max_rewind=0", "window=4 bite.max_rewind=1 rifle.max_rewind=0",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("settings %q, want %q", got, want)
+	}
+	for _, bad := range []Config{{}, {Windows: []int{-1}}, {Windows: []int{2000}}, {Windows: []int{1}, MaxRewind: map[string][]float64{"x": {}}},
+		{Windows: []int{1}, MaxRewind: map[string][]float64{"x": {-1}}}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v: valid", bad)
+		}
+	}
+}
+
+// behindTheWall records the shot a victim disputes: bob runs along +x
+// behind a wall as alice, 20 m away, sees him 8 ticks late. At tick 15
+// she fires at where he was at tick 7, in the open; in his own present he
+// is behind the wall. With a window of 8 ticks or more the server grants
+// her view and bob takes the hit behind the wall; with 4, bob is 1.2 m
+// from where she aimed, and the shot misses.
+func behindTheWall(t *testing.T) string {
+	t.Helper()
+	reg := weapons.NewRegistry()
+	cat, err := weapons.Default().Catalog(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := systems.DefaultConfig()
+	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
+	sc.Kinds, sc.Catalog = reg, cat
+	sc.Movement = movement.Params{Speed: 6, Arena: geom.AABB{Min: geom.V(-30, 0, -30), Max: geom.V(30, 0, 30)}}
+	sc.PoseScale = protocol.PosScale
+	wall := geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}
+	setup, err := replay.NewSetup(sc, wall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "wall"+replay.Extension)
+	rec, err := replay.NewRecorder(replay.RecorderConfig{Path: path, Setup: setup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := systems.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.SpawnStatic(wall); err != nil {
+		t.Fatal(err)
+	}
+	rifle, _ := cat.Lookup("rifle")
+	spawn := func(name string, team uint8, pos geom.Vec3) ecs.Entity {
+		spec := systems.PlayerSpec{Name: name, Team: team, Pos: pos, Controlled: true, Health: 100,
+			Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Loadout: []uint16{rifle}}
+		e := sim.SpawnPlayer(spec)
+		rec.SpawnPlayer(spec, e)
+		return e
+	}
+	alice := spawn("alice", 1, geom.V(0, 0, -15))
+	bob := spawn("bob", 2, geom.V(-4.5, 0, 5))
+	for tick := int64(0); tick < 30; tick++ {
+		a := ecs.Input{Tick: tick, Weapon: rifle, ViewTime: ecs.ViewTime{Tick: max(tick-8, 0)}}
+		if tick == 15 {
+			then, _ := sim.History.PoseAt(7, bob)
+			d := then.Pos.Add(geom.V(0, 1.1, 0)).Sub(geom.V(0, 1.6, -15))
+			a.Yaw, a.Pitch = math.Atan2(d.X, d.Z), math.Atan2(d.Y, math.Hypot(d.X, d.Z))
+			a.Buttons, a.Shot = ecs.ButtonFire, 1
+		}
+		for _, q := range []struct {
+			e  ecs.Entity
+			in ecs.Input
+		}{{alice, a}, {bob, ecs.Input{Tick: tick, MoveX: 1, ViewTime: ecs.ViewTime{Tick: tick}}}} {
+			rec.Input(q.e, q.in, sim.QueueInput(q.e, q.in))
+		}
+		sim.Step()
+		rec.Step(tick, sim.Events)
+		if tick == 15 {
+			if now, _ := sim.History.PoseAt(15, bob); math.Abs(now.Pos.X) > 0.5 {
+				t.Fatalf("bob at %v at tick 15: the script wants him behind the wall", now.Pos)
+			}
+			if len(sim.Events.Shots) != 1 || sim.Events.Shots[0].Result != ecs.ResultHit {
+				t.Fatalf("the recorded shot: %+v; the script wants a hit", sim.Events.Shots)
+			}
+		}
+	}
+	rec.End("finished", nil)
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDisputedBehindTheWall(t *testing.T) {
+	path := behindTheWall(t)
+	rep, err := Sweep(context.Background(), []string{path}, Config{Windows: []int{0, 4, 8, 12, 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct{ window, seen, confirmed, hits, disputed int64 }
+	var rows []got
+	for _, r := range rep.Rows {
+		if r.Weapon == "" {
+			rows = append(rows, got{int64(r.Setting.Window), r.Seen, r.Confirmed, r.Hits, r.Disputed})
+		}
+	}
+	want := []got{{0, 1, 0, 0, 0}, {4, 1, 0, 0, 0}, {8, 1, 1, 1, 1}, {12, 1, 1, 1, 1}, {30, 1, 1, 1, 1}}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("window, seen, confirmed, hits, disputed:\n got %v\nwant %v", rows, want)
+	}
+	if rep.Ticks != 30 || rep.Players != 2 || rep.ViewLag.N != 60 || rep.ViewLag.Max != 400 {
+		t.Errorf("%d ticks, %d players, %d view lags (max %v ms)", rep.Ticks, rep.Players, rep.ViewLag.N, rep.ViewLag.Max)
+	}
+}
+
+// The same shot, out of reach: the shotgun's 35 m range from alice's eye
+// does not reach bob's present at 40 m.
+func TestOutOfSightGeometry(t *testing.T) {
+	reg := weapons.NewRegistry()
+	cat, err := weapons.Default().Catalog(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := systems.DefaultConfig()
+	sc.Kinds, sc.Catalog = reg, cat
+	sc.PoseScale = protocol.PosScale
+	sim, err := systems.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.SpawnStatic(geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	shooter := sim.SpawnPlayer(systems.PlayerSpec{Team: 1, Pos: geom.V(0, 0, -15), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	open := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(-5, 0, 5), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	hidden := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(0, 0, 5), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	far := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(-20, 0, 20), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	sim.Step()
+	m := newMatchJudge(replay.Setup{EyeHeight: sc.EyeHeight}, nil, false)
+	teams := genericTeams(sim)
+	rifle, _ := cat.Lookup("rifle")
+	shotgun, _ := cat.Lookup("shotgun")
+	rocket, _ := cat.Lookup("rocket")
+	for _, c := range []struct {
+		name   string
+		target ecs.Entity
+		weapon uint16
+		point  geom.Vec3
+		want   bool
+	}{
+		{"in the open", open, rifle, geom.V(-5, 1, 5), false},
+		{"behind the wall", hidden, rifle, geom.V(-2, 1, 5), true},
+		{"in the rifle's range", far, rifle, geom.V(-20, 1, 20), false},
+		{"beyond the shotgun's range", far, shotgun, geom.V(-20, 1, 20), true},
+		{"a rocket's explosion in sight of its victim", open, rocket, geom.V(-5.5, 1, 4), false},
+		{"a rocket's explosion beyond its splash", open, rocket, geom.V(-5, 1, -2), true},
+		{"a rocket's explosion behind the wall from its victim", hidden, rocket, geom.V(0, 1, -2), true},
+	} {
+		ev := ecs.ShotEvent{Shooter: shooter, Target: c.target, Weapon: c.weapon, Result: ecs.ResultHit, Point: c.point, Tick: 0}
+		if got := m.outOfSight(sim, teams, 0, &ev); got != c.want {
+			t.Errorf("%s: out of sight or reach %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// A scripted 6-player match: the table and the CSV agree, the view lag
+// is the clients' claims, and confirmation rises with the window.
+func TestSweepScriptedMatch(t *testing.T) {
+	data := matchtest.Record(t, 6, 400)
+	path := filepath.Join(t.TempDir(), "m"+replay.Extension)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var progress []int64
+	rep, err := Sweep(context.Background(), []string{path, path}, Config{Windows: []int{0, 2, 4, 8, 16}, Workers: 2,
+		Progress: func(read, total int64) { progress = append(progress, read, total) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(progress); n == 0 || progress[n-2] != progress[n-1] || progress[n-1] != 2*2*int64(len(data)) {
+		t.Errorf("progress %v: want it to reach the bytes of two files read twice (two workers' chunks)", progress)
+	}
+	if rep.Ticks != 800 || rep.Players != 14 {
+		t.Errorf("%d ticks, %d players over two copies", rep.Ticks, rep.Players)
+	}
+	var all []Row
+	perWeapon := map[int]Row{}
+	for _, r := range rep.Rows {
+		if r.Weapon == "" {
+			all = append(all, r)
+			continue
+		}
+		s := perWeapon[r.Setting.Window]
+		s.add(&r)
+		perWeapon[r.Setting.Window] = s
+	}
+	if len(all) != 5 {
+		t.Fatalf("%d rows for every weapon, want 5", len(all))
+	}
+	for i, r := range all {
+		w := perWeapon[r.Setting.Window]
+		if w.Seen != r.Seen || w.Confirmed != r.Confirmed || w.Hits != r.Hits || w.Disputed != r.Disputed || w.Shots != r.Shots {
+			t.Errorf("window %d: the weapons' rows do not add up to the total: %+v vs %+v", r.Setting.Window, w, r)
+		}
+		if r.Seen == 0 || r.Seen != all[0].Seen || r.Shots != all[0].Shots {
+			t.Errorf("window %d: %d seen hits and %d shots, window 0 %d and %d: the shots are the same", r.Setting.Window, r.Seen, r.Shots, all[0].Seen, all[0].Shots)
+		}
+		if i > 0 && r.Confirmation() < all[i-1].Confirmation() {
+			t.Errorf("confirmation falls from %.3f to %.3f at window %d", all[i-1].Confirmation(), r.Confirmation(), r.Setting.Window)
+		}
+		if r.Setting.Window == 0 && (r.Disputed != 0 || r.Rewinds != 0) {
+			t.Errorf("window 0: %d disputed, %d rewinds", r.Disputed, r.Rewinds)
+		}
+	}
+	// The claims are the script's seats': 1..15 ticks (50..750 ms).
+	if h := &rep.ViewLag; h.Quantile(0) != 50 || h.Max != 750 {
+		t.Errorf("view lag %v..%v ms, the clients claim 50..750", h.Quantile(0), h.Max)
+	}
+	var table, csvOut bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteCSV(&csvOut); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil || len(recs) != len(rep.Rows)+1 || !reflect.DeepEqual(recs[0], CSVHeader) {
+		t.Fatalf("CSV: %d lines, %v", len(recs), err)
+	}
+	if lines := strings.Count(table.String(), "\n"); lines < len(rep.Rows)+3 {
+		t.Errorf("table: %d lines for %d rows", lines, len(rep.Rows))
+	}
+	files, err := rep.WritePlots(t.TempDir(), "svg")
+	if err != nil || len(files) != 3 {
+		t.Fatalf("plots: %v %v", files, err)
+	}
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("%s is not an SVG", f)
+		}
+	}
+}
+
+func TestSweepErrors(t *testing.T) {
+	data := matchtest.Record(t, 2, 50)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good"+replay.Extension)
+	os.WriteFile(good, data, 0o644)
+	if _, err := Sweep(context.Background(), []string{good}, Config{Windows: []int{0}, MaxRewind: map[string][]float64{"railgun": {1}}}); err == nil ||
+		!strings.Contains(err.Error(), `no weapon "railgun"`) {
+		t.Errorf("an unknown weapon: %v", err)
+	}
+	if _, err := Sweep(context.Background(), []string{filepath.Join(dir, "missing")}, Config{Windows: []int{0}}); err == nil {
+		t.Error("a missing file: no error")
+	}
+	// A damaged tail: the intact part counts, and the report says so.
+	cut := filepath.Join(dir, "cut"+replay.Extension)
+	os.WriteFile(cut, data[:len(data)*3/4], 0o644)
+	rep, err := Sweep(context.Background(), []string{cut}, Config{Windows: []int{0, 4}})
+	if err != nil || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "truncated") || rep.Ticks == 0 || rep.Ticks >= 50 {
+		t.Errorf("a truncated file: %v, skipped %q, %d ticks", err, rep.Skipped, rep.Ticks)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Sweep(ctx, []string{good}, Config{Windows: []int{0}}); err == nil {
+		t.Error("a cancelled sweep: no error")
+	}
+}
+
+func genericTeams(sim *systems.Simulation) generic.Map1[ecs.Team] {
+	return generic.NewMap1[ecs.Team](sim.World)
+}

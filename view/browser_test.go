@@ -1,0 +1,129 @@
+package view
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/rewind-gg/rewind/internal/browsertest"
+)
+
+// drawn is what the page says it drew (window.rewindView.drawn).
+type drawn struct {
+	Tick    int64       `json:"tick"`
+	Players []string    `json:"players"`
+	Rewound []string    `json:"rewound"`
+	Point   [2]float64  `json:"point"`
+	Ray     [][]float64 `json:"ray"`
+}
+
+// The page in a real browser: it opens the scripted match, steps to the
+// first shot with the "shot ▶" button, and shows the rewind: who shot whom
+// with what, the result, how far the server rewound, bob's hitbox where the
+// server put it (3 ticks back) and where he is, and the shot's point.
+func TestPageInBrowser(t *testing.T) {
+	s := recordScript(t)
+	f, err := Load(writeRecording(t, s.data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(f))
+	defer srv.Close()
+	ctx := browsertest.New(t)
+	tctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	ctx = tctx
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("window.rewindView && window.rewindView.ready")); err != nil {
+		t.Fatalf("the page never got ready: %v", err)
+	}
+	text := func(id string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("`+id+`").textContent`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got := text("tick-title"); got != "tick 0 of 0–119" {
+		t.Errorf("the page opens at %q, want the first tick", got)
+	}
+	if got := text("shot-title"); got != "no shot selected" {
+		t.Errorf("at tick 0: %q", got)
+	}
+	// Step to the first shot with the button, as a user would.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#next-shot"))); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		"tick-title":  fmt.Sprintf("tick %d of 0–119", hitTick),
+		"shot-title":  fmt.Sprintf("shot 1 of %d · tick %d", len(f.m.Shots), hitTick),
+		"shot-who":    "alice → bob",
+		"shot-weapon": "rifle (hitscan)",
+		"shot-rewind": "rewound 3.00 ticks (150 ms), to tick 17.00",
+	} {
+		if got := text(id); got != want {
+			t.Errorf("#%s: %q, want %q", id, got, want)
+		}
+	}
+	if got := text("shot-result"); !strings.HasPrefix(got, "hit · ") || !strings.Contains(got, "damage") {
+		t.Errorf("#shot-result: %q, want a hit and its damage", got)
+	}
+	if href, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); href != "#shot=0" {
+		t.Errorf("the address says %q, want #shot=0", href)
+	}
+	var d drawn
+	if d, err = chromedp.Run(ctx, chromedp.Evaluate[drawn](`window.rewindView.drawn`)); err != nil {
+		t.Fatal(err)
+	}
+	if d.Tick != hitTick || strings.Join(d.Players, ",") != "alice,bob" || !strings.Contains(strings.Join(d.Rewound, ","), "bob") || len(d.Ray) != 2 {
+		t.Errorf("drawn: %+v; want both players, bob rewound, a ray", d)
+	}
+	// The pixels: the shot's point is yellow; bob's present hitbox is team 2's red.
+	pixel := func(x, y float64) [3]int {
+		t.Helper()
+		p, err := chromedp.Run(ctx, chromedp.Evaluate[[3]int](fmt.Sprintf(
+			`(() => { const d = document.getElementById("arena").getContext("2d").getImageData(%d, %d, 1, 1).data; return [d[0], d[1], d[2]]; })()`,
+			int(x), int(y))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := pixel(d.Point[0], d.Point[1]); !(p[0] > 200 && p[1] > 170 && p[2] < 90) {
+		t.Errorf("the shot's point at %v is %v, want the ray's yellow", d.Point, p)
+	}
+	bob, err := chromedp.Run(ctx, chromedp.Evaluate[[2]float64](fmt.Sprintf(`window.rewindView.toCanvas(%v, %v)`, s.bob20.X, s.bob20.Z)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := pixel(bob[0], bob[1]+3); !(p[0] > 200 && p[1] < 110 && p[2] < 110) { // below the centre: his aim line points up
+		t.Errorf("bob's present hitbox at %v is %v, want team 2's red", bob, p)
+	}
+	browsertest.Screenshot(t, ctx, "view-hit.png")
+
+	// The next shot, by the key: the miss, rewound 10 ticks.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("]")); err != nil {
+		t.Fatal(err)
+	}
+	if got := text("shot-result"); got != "miss" {
+		t.Errorf("the second shot: %q, want a miss", got)
+	}
+	if got := text("shot-rewind"); got != "rewound 10.00 ticks (500 ms), to tick 30.00" {
+		t.Errorf("the second shot: %q", got)
+	}
+	// An address with a shot opens it.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/#shot=0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.rewindView && window.rewindView.ready && document.getElementById("shot").dataset.result === "hit"`)); err != nil {
+		t.Errorf("#shot=0 does not open the hit: %v", err)
+	}
+}

@@ -1,0 +1,15 @@
+// Package view shows a recorded match's lag compensation in a browser: the
+// arena from above, the players' hitboxes in the present, and for every
+// shot the hitboxes as the server rewound them, the shot's ray or path and
+// its result, on a timeline that steps tick by tick or shot by shot.
+//
+// A Builder turns a replay (package replay) into a Match: per tick, the
+// living players' positions, the projectiles and the shields; per shot
+// decision, its shooter, weapon, result, view time, origin and point, its
+// path (projectiles), and every hitbox where the server's time machine put
+// it for the shot (lagcomp.History.PosesAt, the positions the shooter's
+// client drew). Handler serves the page (plain HTML and JavaScript,
+// embedded) and the Match as JSON, from a Source: a whole recording
+// (rewind view FILE), or one still being written (Follow: the admin port's
+// live view of a running room).
+package view
