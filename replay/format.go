@@ -20,7 +20,7 @@ const Magic = "\x89RWR\r\n\x1a\n"
 
 // Version is the format version this package writes and reads. Any change
 // to the header, to a record's payload or to the digest's canonical
-// encoding makes a new version (FORMAT.md, "Versioning").
+// encoding makes a new version (docs/replay.md, "Versioning").
 const Version uint16 = 1
 
 // Limits that keep a damaged length from making a reader allocate without

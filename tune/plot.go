@@ -31,14 +31,17 @@ func (rep *Report) WritePlots(dir, format string) ([]string, error) {
 	for _, p := range []struct {
 		name, title, y string
 		value          func(*Row) float64
+		legendTop      bool // where the lines are not
+		full           bool // the y axis from 0 to 100%, else to the highest point
 	}{
-		{PlotConfirmation, "Hits shooters saw that the server confirms", "confirmed (% of hits seen)", func(r *Row) float64 { return 100 * r.Confirmation() }},
-		{PlotDisputed, "Hits a victim could dispute (out of sight or reach in its own present)", "disputed (% of damaging hits)", func(r *Row) float64 { return 100 * r.DisputedShare() }},
+		{PlotConfirmation, "Hits shooters saw that the server confirms", "confirmed (% of hits seen)", func(r *Row) float64 { return 100 * r.Confirmation() }, false, true},
+		{PlotDisputed, "Hits a victim could dispute (out of sight or reach in its own present)", "disputed (% of damaging hits)", func(r *Row) float64 { return 100 * r.DisputedShare() }, true, false},
 	} {
-		plt, err := rep.windowPlot(p.title, p.y, p.value)
+		plt, err := rep.windowPlot(p.title, p.y, p.value, p.full)
 		if err != nil {
 			return files, err
 		}
+		plt.Legend.Top, plt.Legend.Left = p.legendTop, p.legendTop
 		path := filepath.Join(dir, p.name+"."+format)
 		if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
 			return files, fmt.Errorf("tune: %s: %w", path, err)
@@ -57,14 +60,14 @@ func (rep *Report) WritePlots(dir, format string) ([]string, error) {
 }
 
 // windowPlot draws value against the window: a line per weapon and caps.
-func (rep *Report) windowPlot(title, y string, value func(*Row) float64) (*plot.Plot, error) {
+func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "lag-compensation window (ticks)"
 	p.Y.Label.Text = y
 	p.Y.Min, p.Y.Max = 0, 100
-	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
+	top := 1.0 // a percent at least: a flat zero is still a scale
 	type series struct {
 		name string
 		xys  plotter.XYs
@@ -89,6 +92,10 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64) (*plot.
 			j = len(all) - 1
 		}
 		all[j].xys = append(all[j].xys, plotter.XY{X: float64(r.Setting.Window), Y: v})
+		top = max(top, v)
+	}
+	if !full {
+		p.Y.Max = min(100, top*1.25)
 	}
 	var lines []any
 	for _, s := range all {
@@ -110,6 +117,7 @@ func (rep *Report) viewLagPlot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("View lag players claimed (%d inputs; p50 %.0f ms, p99 %.0f ms)", h.N, h.Quantile(0.5), h.Quantile(0.99))
 	p.X.Label.Text = "view lag (ms)"
+	p.X.Min = 0
 	p.Y.Label.Text = "inputs"
 	if h.N == 0 {
 		return p, nil

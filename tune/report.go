@@ -66,8 +66,10 @@ func (h *Histogram) Quantile(q float64) float64 {
 // Mean returns the mean sample.
 func (h *Histogram) Mean() float64 { return h.Sum / float64(h.N) }
 
-// WriteTable writes the report as an aligned table: one line per row.
-func (rep *Report) WriteTable(w io.Writer) error {
+// WriteTable writes the report as an aligned table: a line per setting,
+// for every weapon together; with perWeapon, a line per weapon too (a
+// report of chosen weapons has only those).
+func (rep *Report) WriteTable(w io.Writer, perWeapon bool) error {
 	fmt.Fprintf(w, "%d recording(s), %d ticks, %d players\n", len(rep.Files), rep.Ticks, rep.Players)
 	if h := &rep.ViewLag; h.N > 0 {
 		fmt.Fprintf(w, "view lag players claimed (%d inputs): p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, max %.0f ms\n",
@@ -84,6 +86,8 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		weapon := r.Weapon
 		if weapon == "" {
 			weapon = "all"
+		} else if !perWeapon && rep.hasAll() {
+			continue
 		}
 		caps := r.Setting.caps()
 		if caps == "" {
@@ -101,6 +105,11 @@ func percent(f float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(100*f, 'f', 1, 64)
+}
+
+// hasAll reports whether the report has rows for every weapon together.
+func (rep *Report) hasAll() bool {
+	return len(rep.Rows) > 0 && rep.Rows[0].Weapon == ""
 }
 
 // CSVHeader is the first line of WriteCSV's output.

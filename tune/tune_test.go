@@ -248,8 +248,15 @@ func TestSweepScriptedMatch(t *testing.T) {
 		t.Errorf("view lag %v..%v ms, the clients claim 50..750", h.Quantile(0), h.Max)
 	}
 	var table, csvOut bytes.Buffer
-	if err := rep.WriteTable(&table); err != nil {
+	if err := rep.WriteTable(&table, true); err != nil {
 		t.Fatal(err)
+	}
+	var short bytes.Buffer
+	if err := rep.WriteTable(&short, false); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(short.String(), "\n"); lines != 5+4 {
+		t.Errorf("the table for every weapon together: %d lines, want a header, a blank line, a column line and 5 settings:\n%s", lines, short.String())
 	}
 	if err := rep.WriteCSV(&csvOut); err != nil {
 		t.Fatal(err)

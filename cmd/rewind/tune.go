@@ -27,6 +27,7 @@ type tuneOptions struct {
 	format    string
 	progress  string
 	workers   int
+	perWeapon bool
 }
 
 func newTuneCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -68,6 +69,7 @@ Each setting's window is also its max_unlag. docs/replay.md explains it.`,
 	f.StringVar(&o.format, "format", "png", "plot format: png or svg")
 	f.StringVar(&o.progress, "progress", "auto", "progress bar on stderr: auto (on a terminal), on, off")
 	f.IntVar(&o.workers, "workers", 0, "replays in parallel (0: one per core)")
+	f.BoolVar(&o.perWeapon, "per-weapon", false, "a table line per weapon too (tune.csv always has them)")
 	return cmd
 }
 
@@ -130,7 +132,7 @@ func runTune(ctx context.Context, files []string, o *tuneOptions, stdout, stderr
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
-	if err := rep.WriteTable(stdout); err != nil {
+	if err := rep.WriteTable(stdout, o.perWeapon); err != nil {
 		return &exitError{code: 1, msg: "tune: " + err.Error()}
 	}
 	fmt.Fprintf(stdout, "\n%d settings × %d recording(s) in %v\n", len(rep.Settings), len(files), time.Since(start).Round(time.Millisecond))
