@@ -73,9 +73,10 @@ type Tick struct {
 }
 
 // RecordedID returns the recording's id of entity e of variant v's
-// simulation (v = −1: the match's own): a variant allocates its own
-// entities, and a player who joined late may have another one there than
-// in the recording. False for entities that no record spawned (shots).
+// simulation (v = −1: the match's own), also once it is gone: a variant
+// allocates its own entities, and a player who joined late may have
+// another one there than in the recording. False for entities that no
+// record spawned (shots).
 func (t *Tick) RecordedID(v int, e ecs.Entity) (EntityID, bool) {
 	s := t.r.main
 	if v >= 0 {
@@ -355,8 +356,9 @@ func (r *Runner) apply(rec *Record) error {
 				return err
 			}
 			s.sim.Despawn(e)
+			// back keeps it: a shot fired before it left may land after, and
+			// still names its shooter (an entity is never reused as it was).
 			delete(s.ents, rec.Entity)
-			delete(s.back, e)
 		}
 	case RecordInput:
 		for _, s := range r.all() {

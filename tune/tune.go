@@ -209,9 +209,9 @@ func Sweep(ctx context.Context, files []string, cfg Config) (*Report, error) {
 	var jobs []job
 	var total int64
 	for _, f := range files {
-		st, err := os.Stat(f)
+		st, err := check(f, &cfg)
 		if err != nil {
-			return nil, fmt.Errorf("tune: %w", err)
+			return nil, err
 		}
 		for c := range chunks {
 			jobs = append(jobs, job{f, c, chunks})
@@ -342,18 +342,7 @@ func judgeFile(ctx context.Context, path string, settings []Setting, cfg *Config
 		return nil, fmt.Errorf("tune: %s: %w", path, err)
 	}
 	defer cr.flush()
-	setup := rd.Setup()
-	for w := range cfg.MaxRewind {
-		if !slices.ContainsFunc(setup.Weapons, func(d weapons.Definition) bool { return d.Name == w }) {
-			return nil, fmt.Errorf("tune: %s: max-rewind: no weapon %q in the recording", path, w)
-		}
-	}
-	for _, w := range cfg.Weapons {
-		if !slices.ContainsFunc(setup.Weapons, func(d weapons.Definition) bool { return d.Name == w }) {
-			return nil, fmt.Errorf("tune: %s: weapon: no weapon %q in the recording", path, w)
-		}
-	}
-	m := newMatchJudge(setup, settings, first)
+	m := newMatchJudge(rd.Setup(), settings, first)
 	rcfg := m.config(cfg.Kinds)
 	rcfg.OnTick = func(t *replay.Tick) error {
 		if err := ctx.Err(); err != nil {
@@ -399,4 +388,36 @@ func (c *countingReader) flush() {
 		c.report(c.pending)
 		c.pending = 0
 	}
+}
+
+// check reads a recording's header, and that the weapons the sweep names
+// are in it, before any replay starts.
+func check(path string, cfg *Config) (os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	rd, err := replay.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("tune: %s: %w", path, err)
+	}
+	has := func(name string) bool {
+		return slices.ContainsFunc(rd.Setup().Weapons, func(d weapons.Definition) bool { return d.Name == name })
+	}
+	for _, w := range slices.Sorted(maps.Keys(cfg.MaxRewind)) {
+		if !has(w) {
+			return nil, fmt.Errorf("tune: %s: max-rewind: no weapon %q in the recording", path, w)
+		}
+	}
+	for _, w := range cfg.Weapons {
+		if !has(w) {
+			return nil, fmt.Errorf("tune: %s: weapon: no weapon %q in the recording", path, w)
+		}
+	}
+	return st, nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/matchtest"
 	"github.com/rewind-gg/rewind/lagcomp"
-	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/systems"
@@ -53,43 +52,14 @@ func TestSettings(t *testing.T) {
 // from where she aimed, and the shot misses.
 func behindTheWall(t *testing.T) string {
 	t.Helper()
-	reg := weapons.NewRegistry()
-	cat, err := weapons.Default().Catalog(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := systems.DefaultConfig()
+	sc, _ := matchtest.RoomConfig(t)
 	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
-	sc.Kinds, sc.Catalog = reg, cat
-	sc.Movement = movement.Params{Speed: 6, Arena: geom.AABB{Min: geom.V(-30, 0, -30), Max: geom.V(30, 0, 30)}}
-	sc.PoseScale = protocol.PosScale
-	wall := geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}
-	setup, err := replay.NewSetup(sc, wall)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "wall"+replay.Extension)
-	rec, err := replay.NewRecorder(replay.RecorderConfig{Path: path, Setup: setup})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := systems.New(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.SpawnStatic(wall); err != nil {
-		t.Fatal(err)
-	}
-	rifle, _ := cat.Lookup("rifle")
-	spawn := func(name string, team uint8, pos geom.Vec3) ecs.Entity {
-		spec := systems.PlayerSpec{Name: name, Team: team, Pos: pos, Controlled: true, Health: 100,
-			Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Loadout: []uint16{rifle}}
-		e := sim.SpawnPlayer(spec)
-		rec.SpawnPlayer(spec, e)
-		return e
-	}
-	alice := spawn("alice", 1, geom.V(0, 0, -15))
-	bob := spawn("bob", 2, geom.V(-4.5, 0, 5))
+	r := matchtest.NewRecorded(t, sc, []geom.AABB{{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}}, replay.RecorderConfig{Path: path})
+	sim := r.Sim
+	rifle, _ := sim.Catalog.Lookup("rifle")
+	alice := r.Spawn(matchtest.Player("alice", 1, geom.V(0, 0, -15), rifle))
+	bob := r.Spawn(matchtest.Player("bob", 2, geom.V(-4.5, 0, 5), rifle))
 	for tick := int64(0); tick < 30; tick++ {
 		a := ecs.Input{Tick: tick, Weapon: rifle, ViewTime: ecs.ViewTime{Tick: max(tick-8, 0)}}
 		if tick == 15 {
@@ -98,14 +68,9 @@ func behindTheWall(t *testing.T) string {
 			a.Yaw, a.Pitch = math.Atan2(d.X, d.Z), math.Atan2(d.Y, math.Hypot(d.X, d.Z))
 			a.Buttons, a.Shot = ecs.ButtonFire, 1
 		}
-		for _, q := range []struct {
-			e  ecs.Entity
-			in ecs.Input
-		}{{alice, a}, {bob, ecs.Input{Tick: tick, MoveX: 1, ViewTime: ecs.ViewTime{Tick: tick}}}} {
-			rec.Input(q.e, q.in, sim.QueueInput(q.e, q.in))
-		}
-		sim.Step()
-		rec.Step(tick, sim.Events)
+		r.Queue(alice, a)
+		r.Queue(bob, ecs.Input{Tick: tick, MoveX: 1, ViewTime: ecs.ViewTime{Tick: tick}})
+		r.Step()
 		if tick == 15 {
 			if now, _ := sim.History.PoseAt(15, bob); math.Abs(now.Pos.X) > 0.5 {
 				t.Fatalf("bob at %v at tick 15: the script wants him behind the wall", now.Pos)
@@ -115,10 +80,7 @@ func behindTheWall(t *testing.T) string {
 			}
 		}
 	}
-	rec.End("finished", nil)
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
+	r.Close()
 	return path
 }
 

@@ -29,15 +29,11 @@ type File struct {
 // is an error; one damaged or cut short further on gives the match up to
 // there, with Match.Error saying where it stopped.
 func Load(path string, kinds *weapons.Registry) (*File, error) {
-	f, err := os.Open(path)
+	f, rd, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("view: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	rd, err := replay.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("view: %s: %w", path, err)
-	}
 	b := NewBuilder(rd.Setup(), 0)
 	res, err := replay.Run(rd, replay.Config{Kinds: kinds, OnTick: func(t *replay.Tick) error { b.Tick(t); return nil }})
 	b.m.End = res.End
@@ -67,15 +63,11 @@ type Follower struct {
 // Follow starts following the recording at path, keeping its newest keep
 // ticks (0: all).
 func Follow(path string, kinds *weapons.Registry, keep int64) (*Follower, error) {
-	f, err := os.Open(path)
+	f, rd, err := open(path)
 	if err != nil {
-		return nil, fmt.Errorf("view: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	rd, err := replay.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("view: %s: %w", path, err)
-	}
 	b := NewBuilder(rd.Setup(), keep)
 	b.m.Live = true
 	runner, err := replay.NewRunner(rd.Setup(), replay.Config{Kinds: kinds, OnTick: func(t *replay.Tick) error { b.Tick(t); return nil }})
@@ -129,4 +121,18 @@ func (fw *Follower) read() {
 			return
 		}
 	}
+}
+
+// open opens a recording and reads its header.
+func open(path string) (*os.File, *replay.Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("view: %w", err)
+	}
+	rd, err := replay.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("view: %s: %w", path, err)
+	}
+	return f, rd, nil
 }

@@ -14,12 +14,9 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/matchtest"
 	"github.com/rewind-gg/rewind/lagcomp"
-	"github.com/rewind-gg/rewind/movement"
-	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
-	"github.com/rewind-gg/rewind/systems"
-	"github.com/rewind-gg/rewind/weapons"
 )
 
 // script is a scripted match with known shots: alice (team 1) stands still
@@ -47,46 +44,15 @@ const (
 
 func recordScript(t testing.TB) *script {
 	t.Helper()
-	reg := weapons.NewRegistry()
-	cat, err := weapons.Default().Catalog(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := systems.DefaultConfig()
+	sc, _ := matchtest.RoomConfig(t)
 	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
-	sc.Kinds, sc.Catalog = reg, cat
-	sc.Movement = movement.Params{Speed: 6, Arena: geom.AABB{Min: geom.V(-30, 0, -30), Max: geom.V(30, 0, 30)}}
-	sc.PoseScale = protocol.PosScale
-	sc.SpreadSeed = 7
-	wall := geom.AABB{Min: geom.V(8, 0, -2), Max: geom.V(10, 3, 2)}
-	setup, err := replay.NewSetup(sc, wall)
-	if err != nil {
-		t.Fatal(err)
-	}
-	setup.Room = "script"
 	var buf bytes.Buffer
-	rec, err := replay.NewRecorder(replay.RecorderConfig{Writer: &buf, Setup: setup})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sim, err := systems.New(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sim.SpawnStatic(wall); err != nil {
-		t.Fatal(err)
-	}
-	rifle, _ := cat.Lookup("rifle")
-	rocket, _ := cat.Lookup("rocket")
-	spawn := func(name string, team uint8, pos geom.Vec3, loadout []uint16) ecs.Entity {
-		spec := systems.PlayerSpec{Name: name, Team: team, Pos: pos, Controlled: true, Health: 100,
-			Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Loadout: loadout}
-		e := sim.SpawnPlayer(spec)
-		rec.SpawnPlayer(spec, e)
-		return e
-	}
-	alice := spawn("alice", 1, geom.V(0, 0, -10), []uint16{rifle})
-	bob := spawn("bob", 2, geom.V(-6, 0, 10), []uint16{rocket})
+	r := matchtest.NewRecorded(t, sc, []geom.AABB{{Min: geom.V(8, 0, -2), Max: geom.V(10, 3, 2)}}, replay.RecorderConfig{Writer: &buf})
+	sim := r.Sim
+	rifle, _ := sim.Catalog.Lookup("rifle")
+	rocket, _ := sim.Catalog.Lookup("rocket")
+	alice := r.Spawn(matchtest.Player("alice", 1, geom.V(0, 0, -10), rifle))
+	bob := r.Spawn(matchtest.Player("bob", 2, geom.V(-6, 0, 10), rocket))
 	s := &script{}
 	aim := func(from, to geom.Vec3) (yaw, pitch float64) {
 		d := to.Add(geom.V(0, 1.1, 0)).Sub(from.Add(geom.V(0, sc.EyeHeight, 0)))
@@ -99,10 +65,6 @@ func recordScript(t testing.TB) *script {
 		}
 		return p.Pos
 	}
-	queue := func(e ecs.Entity, in ecs.Input) {
-		v := sim.QueueInput(e, in)
-		rec.Input(e, in, v)
-	}
 	for tick := int64(0); tick < scriptEnd; tick++ {
 		a := ecs.Input{Tick: tick, Weapon: rifle, ViewTime: ecs.ViewTime{Tick: tick}}
 		switch tick {
@@ -114,29 +76,24 @@ func recordScript(t testing.TB) *script {
 			a.Yaw, a.Pitch = aim(geom.V(0, 0, -10), pos(bob, missTick-1).Add(geom.V(0.3, 0, 0)))
 			a.Buttons, a.Shot, a.ViewTime = ecs.ButtonFire, 2, ecs.ViewTime{Tick: missTick - 10}
 		}
-		queue(alice, a)
+		r.Queue(alice, a)
 		if tick < leaveTick {
 			b := ecs.Input{Tick: tick, MoveX: 1, Weapon: rocket, ViewTime: ecs.ViewTime{Tick: tick}}
 			if tick == rocketTick {
 				b.Yaw, b.Pitch = aim(pos(bob, tick-1), geom.V(0, 0, -10))
 				b.Buttons, b.Shot = ecs.ButtonFire, 1
 			}
-			queue(bob, b)
+			r.Queue(bob, b)
 		}
 		if tick == leaveTick {
-			sim.Despawn(bob)
-			rec.Despawn(bob)
+			r.Despawn(bob)
 		}
-		sim.Step()
-		rec.Step(tick, sim.Events)
+		r.Step()
 		if tick == hitTick {
 			s.bob20 = pos(bob, hitTick)
 		}
 	}
-	rec.End("finished", []byte(`{"match_id":"script"}`))
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
+	r.Close()
 	s.data, s.ticks = buf.Bytes(), scriptEnd
 	return s
 }
@@ -171,7 +128,7 @@ func TestMatchShowsTheRewind(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := f.Match(0)
-	if m.Room != "script" || m.Ticks != s.ticks || len(m.Frames) != int(s.ticks) || m.First != 0 || m.End != "finished" || m.Error != "" {
+	if m.Room != "r1" || m.Ticks != s.ticks || len(m.Frames) != int(s.ticks) || m.First != 0 || m.End != "finished" || m.Error != "" {
 		t.Fatalf("match: room %q, %d ticks, %d frames from %d, end %q, error %q", m.Room, m.Ticks, len(m.Frames), m.First, m.End, m.Error)
 	}
 	if len(m.Players) != 2 || m.Players[0].Name != "alice" || m.Players[1].Name != "bob" || m.Players[1].Team != 2 || len(m.Static) != 1 {

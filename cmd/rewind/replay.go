@@ -69,7 +69,7 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 	defer f.Close()
 	rd, err := replay.NewReader(f)
 	if err != nil {
-		return fail("%s: %v", path, err)
+		return &exitError{code: 1, msg: path + ": " + err.Error()}
 	}
 	setup := rd.Setup()
 	cfg := replay.Config{CellSize: o.cellSize}
@@ -115,9 +115,9 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 	if err != nil {
 		var de *replay.DivergenceError
 		if errors.As(err, &de) {
-			return fail("%s: %v\n(the simulation is not the one that recorded the match: a different build, or a determinism bug)", path, err)
+			return &exitError{code: 1, msg: fmt.Sprintf("%s: %v\n(the simulation is not the one that recorded the match: a different build, or a determinism bug)", path, err)}
 		}
-		return fail("%s: %v (the %d ticks before it replayed and matched)", path, err, res.Ticks)
+		return &exitError{code: 1, msg: fmt.Sprintf("%s: %v (the %d ticks before it replayed and matched)", path, err, res.Ticks)}
 	}
 	return nil
 }

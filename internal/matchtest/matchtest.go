@@ -49,46 +49,18 @@ func RoomConfig(tb testing.TB) (systems.Config, []geom.AABB) {
 	return sc, boxes
 }
 
-// Seat is a scripted player: its class's loadout, the view lag its client
-// claims, and the last input it sent (resent as a redundant copy, as
-// clients do).
-type Seat struct {
-	Entity  ecs.Entity
-	Team    uint8
-	Loadout []uint16
-	Lag     float64
-	Bound   bool // its inputs carry the server's measured bound
-	Gone    bool
-	shot    uint32
-	last    ecs.Input
-	sent    bool
+// Recorded is a simulation whose every call is mirrored to a Recorder, as
+// a room's: the building block of scripted recordings.
+type Recorded struct {
+	tb  testing.TB
+	Sim *systems.Simulation
+	Rec *replay.Recorder
 }
 
-// Match drives a simulation as a room does, mirroring every call to a
-// Recorder, and keeps the tallies a replay must reproduce.
-type Match struct {
-	tb    testing.TB
-	Sim   *systems.Simulation
-	Rec   *replay.Recorder
-	Seats []*Seat
-	body  generic.Map3[ecs.Transform, ecs.Life, ecs.Team]
-	// AfterTick, when set, runs after every tick (a test waiting for the
-	// writer, as a room's 50 ms between ticks let it catch up).
-	AfterTick func()
-
-	Ticks, Events, Shots, Hits, Kills, Clamps, Rejected int64
-	Digests                                             []replay.Digest
-}
-
-// lags are the clients' claimed view lags, in ticks: a spread of distinct
-// ones (so several buckets a tick), one beyond the room's cap.
-var lags = []float64{2, 3.5, 5.25, 7, 15, 1, 2.5, 4.75, 6, 9, 0.5, 3}
-
-// New starts a match of players (two teams) recorded with rcfg, whose
-// Setup it fills in.
-func New(tb testing.TB, players int, rcfg replay.RecorderConfig) *Match {
+// NewRecorded builds a simulation of sc with the map's boxes, and its
+// recording with rcfg (whose Setup it fills in; room "r1").
+func NewRecorded(tb testing.TB, sc systems.Config, boxes []geom.AABB, rcfg replay.RecorderConfig) *Recorded {
 	tb.Helper()
-	sc, boxes := RoomConfig(tb)
 	setup, err := replay.NewSetup(sc, boxes...)
 	if err != nil {
 		tb.Fatal(err)
@@ -108,7 +80,84 @@ func New(tb testing.TB, players int, rcfg replay.RecorderConfig) *Match {
 			tb.Fatal(err)
 		}
 	}
-	m := &Match{tb: tb, Sim: sim, Rec: rec, body: generic.NewMap3[ecs.Transform, ecs.Life, ecs.Team](sim.World)}
+	return &Recorded{tb: tb, Sim: sim, Rec: rec}
+}
+
+// Spawn spawns a player and records it.
+func (r *Recorded) Spawn(spec systems.PlayerSpec) ecs.Entity {
+	e := r.Sim.SpawnPlayer(spec)
+	r.Rec.SpawnPlayer(spec, e)
+	return e
+}
+
+// Despawn removes a player and records it.
+func (r *Recorded) Despawn(e ecs.Entity) {
+	r.Sim.Despawn(e)
+	r.Rec.Despawn(e)
+}
+
+// Queue hands the simulation an input as room.applyInputs does, and the
+// Recorder what it did with it.
+func (r *Recorded) Queue(e ecs.Entity, in ecs.Input) {
+	r.Rec.Input(e, in, r.Sim.QueueInput(e, in))
+}
+
+// Step simulates a tick and records it.
+func (r *Recorded) Step() {
+	r.Sim.Step()
+	r.Rec.Step(r.Sim.Now()-1, r.Sim.Events)
+}
+
+// Close ends the match ("finished", with a result) and closes the
+// recording.
+func (r *Recorded) Close() {
+	r.tb.Helper()
+	r.Rec.End("finished", []byte(`{"match_id":"r1"}`))
+	if err := r.Rec.Close(); err != nil {
+		r.tb.Fatal(err)
+	}
+}
+
+// Seat is a scripted player: its class's loadout, the view lag its client
+// claims, and the last input it sent (resent as a redundant copy, as
+// clients do).
+type Seat struct {
+	Entity  ecs.Entity
+	Team    uint8
+	Loadout []uint16
+	Lag     float64
+	Bound   bool // its inputs carry the server's measured bound
+	Gone    bool
+	shot    uint32
+	last    ecs.Input
+	sent    bool
+}
+
+// Match drives a simulation as a room does, mirroring every call to a
+// Recorder, and keeps the tallies a replay must reproduce.
+type Match struct {
+	*Recorded
+	Seats []*Seat
+	body  generic.Map3[ecs.Transform, ecs.Life, ecs.Team]
+	// AfterTick, when set, runs after every tick (a test waiting for the
+	// writer, as a room's 50 ms between ticks let it catch up).
+	AfterTick func()
+
+	Ticks, Events, Shots, Hits, Kills, Clamps, Rejected int64
+	Digests                                             []replay.Digest
+}
+
+// lags are the clients' claimed view lags, in ticks: a spread of distinct
+// ones (so several buckets a tick), one beyond the room's cap.
+var lags = []float64{2, 3.5, 5.25, 7, 15, 1, 2.5, 4.75, 6, 9, 0.5, 3}
+
+// New starts a match of players (two teams) recorded with rcfg, whose
+// Setup it fills in.
+func New(tb testing.TB, players int, rcfg replay.RecorderConfig) *Match {
+	tb.Helper()
+	sc, boxes := RoomConfig(tb)
+	r := NewRecorded(tb, sc, boxes, rcfg)
+	m := &Match{Recorded: r, body: generic.NewMap3[ecs.Transform, ecs.Life, ecs.Team](r.Sim.World)}
 	for range players {
 		m.join(uint8(1 + len(m.Seats)%2))
 	}
@@ -128,10 +177,7 @@ func (m *Match) join(team uint8) *Seat {
 	if team == 2 {
 		z = 18
 	}
-	spec := systems.PlayerSpec{Name: "p" + string(rune('a'+i)), Team: team, Pos: geom.V(float64(i/2)*3-8, 0, z),
-		Controlled: true, Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Loadout: loadout}
-	e := m.Sim.SpawnPlayer(spec)
-	m.Rec.SpawnPlayer(spec, e)
+	e := m.Spawn(Player("p"+string(rune('a'+i)), team, geom.V(float64(i/2)*3-8, 0, z), loadout...))
 	s := &Seat{Entity: e, Team: team, Loadout: loadout, Lag: lags[i%len(lags)], Bound: i%2 == 0}
 	m.Seats = append(m.Seats, s)
 	return s
@@ -139,8 +185,7 @@ func (m *Match) join(team uint8) *Seat {
 
 // leave removes a player as room.remove does.
 func (m *Match) leave(s *Seat) {
-	m.Sim.Despawn(s.Entity)
-	m.Rec.Despawn(s.Entity)
+	m.Despawn(s.Entity)
 	s.Gone = true
 }
 
@@ -189,13 +234,6 @@ func (m *Match) input(i int, s *Seat, t int64) ecs.Input {
 	return in
 }
 
-// queue hands the simulation an input as room.applyInputs does, and the
-// Recorder what it did with it.
-func (m *Match) queue(s *Seat, in ecs.Input) {
-	v := m.Sim.QueueInput(s.Entity, in)
-	m.Rec.Input(s.Entity, in, v)
-}
-
 // Tick runs one tick of the script: the room's messages (inputs a tick
 // ahead, redundant copies of the last, a leave, a join, a scripted shield,
 // new geometry), then the step.
@@ -226,15 +264,14 @@ func (m *Match) Tick() {
 			continue
 		}
 		if s.sent {
-			m.queue(s, s.last) // a redundant copy: a duplicate
+			m.Queue(s.Entity, s.last) // a redundant copy: a duplicate
 		} else {
-			m.queue(s, m.input(i, s, t))
+			m.Queue(s.Entity, m.input(i, s, t))
 		}
 		s.last, s.sent = m.input(i, s, t+1), true
-		m.queue(s, s.last)
+		m.Queue(s.Entity, s.last)
 	}
-	m.Sim.Step()
-	m.Rec.Step(t, m.Sim.Events)
+	m.Step()
 	m.tally()
 	if m.AfterTick != nil {
 		m.AfterTick()
@@ -264,10 +301,14 @@ func (m *Match) Play(n int) {
 	for range n {
 		m.Tick()
 	}
-	m.Rec.End("finished", []byte(`{"match_id":"r1"}`))
-	if err := m.Rec.Close(); err != nil {
-		m.tb.Fatal(err)
-	}
+	m.Close()
+}
+
+// Player is a controlled player of 100 health with the usual hitbox (0.4
+// m radius, 1.8 m high, a 0.3 m head), carrying loadout.
+func Player(name string, team uint8, pos geom.Vec3, loadout ...uint16) systems.PlayerSpec {
+	return systems.PlayerSpec{Name: name, Team: team, Pos: pos, Controlled: true, Health: 100,
+		Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Loadout: loadout}
 }
 
 // Record plays a match of players for ticks into memory and returns the
