@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/rewind-gg/rewind/internal/matchtest"
@@ -31,7 +32,7 @@ func BenchmarkSweep5Minutes(b *testing.B) {
 		if err != nil || rep.Ticks != ticks {
 			b.Fatalf("%v, %d ticks", err, rep.Ticks)
 		}
-		sims = len(rep.Settings) + 3*min(len(rep.Settings), max(cfg.Workers, 2))
+		sims = len(rep.Settings) + 3*min(len(rep.Settings), runtime.GOMAXPROCS(0)) // a chunk a worker
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(sec, "s/sweep")
