@@ -55,9 +55,9 @@ type Recorder struct {
 	payload []byte // the record being encoded
 	digest  Digester
 	tab     *crc32.Table
-	// prev is every player's last input recorded: the next is stored as
-	// it differs from it.
-	prev   map[EntityID]ecs.Input
+	// prev is every player's last input recorded, by entity index: the
+	// next is stored as it differs from it.
+	prev   []prevInput
 	closed bool
 	// broken: a tick was dropped. Nothing more is recorded (a replay cannot
 	// cross a gap); the Incomplete record says from which tick.
@@ -113,7 +113,6 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	}
 	r := &Recorder{
 		tab:        newCRCTable(),
-		prev:       make(map[EntityID]ecs.Input, 32),
 		queue:      make(chan []byte, cfg.QueueTicks),
 		free:       make(chan []byte, cfg.QueueTicks+2), // every buffer fits: see take
 		wake:       make(chan struct{}, 1),
@@ -213,7 +212,9 @@ func (r *Recorder) Despawn(e ecs.Entity) {
 	}
 	r.payload = appendEntity(r.payload[:0], EntityOf(e))
 	r.record(RecordDespawn)
-	delete(r.prev, EntityOf(e))
+	if i := int(e.ID()); i < len(r.prev) {
+		r.prev[i] = prevInput{}
+	}
 }
 
 // Input records Simulation.QueueInput(e, in), which returned v. Only
@@ -224,10 +225,16 @@ func (r *Recorder) Input(e ecs.Entity, in ecs.Input, v systems.InputVerdict) {
 	if v != systems.InputQueued || !r.recording() {
 		return
 	}
-	id := EntityOf(e)
-	prev := r.prev[id]
-	r.payload = appendInput(r.payload[:0], id, &in, &prev)
-	r.prev[id] = in
+	i := int(e.ID())
+	for i >= len(r.prev) {
+		r.prev = append(r.prev, prevInput{})
+	}
+	p := &r.prev[i]
+	if p.gen != e.Generation() { // another entity at that index: its first input
+		*p = prevInput{gen: e.Generation()}
+	}
+	r.payload = appendInput(r.payload[:0], EntityOf(e), &in, &p.in)
+	p.in = in
 	r.record(RecordInput)
 }
 
@@ -461,4 +468,11 @@ func MatchFile(dir, room string, started time.Time, n int) string {
 		name += fmt.Sprintf("-%d", n)
 	}
 	return filepath.Join(dir, name+Extension)
+}
+
+// prevInput is an entity's last input recorded (the zero Input before its
+// first), kept by entity index.
+type prevInput struct {
+	gen uint32
+	in  ecs.Input
 }
