@@ -507,11 +507,11 @@ func primeNonQUIC(tr *quic.Transport) {
 	tr.ReadNonQUICPacket(ctx, make([]byte, 1))
 }
 
-func startDemux(t *testing.T, queue int) *demuxed {
+func startDemux(t *testing.T) *demuxed {
 	t.Helper()
 	l := connect(t)
 	dm := &demuxed{loopback: l, drops: make(chan Reason, 100), migrate: make(chan [2]net.Addr, 10)}
-	dm.d = NewDemux(DemuxConfig{Transport: l.srvTr, Queue: queue,
+	dm.d = NewDemux(DemuxConfig{Transport: l.srvTr,
 		Drop:    func(r Reason) { dm.drops <- r },
 		Migrate: func(from, to net.Addr) { dm.migrate <- [2]net.Addr{from, to} }})
 	primeNonQUIC(l.srvTr)
@@ -554,6 +554,40 @@ func (dm *demuxed) noMigration(t *testing.T) {
 	}
 }
 
+// open opens a session whose payloads arrive, copied, on the channel it
+// returns.
+func (dm *demuxed) open() (*Peer, chan []byte, error) {
+	got := make(chan []byte, 16)
+	p, err := dm.d.Open(dm.srv, func(b []byte) bool {
+		got <- bytes.Clone(b)
+		return true
+	})
+	return p, got, err
+}
+
+// endpoint is the client's end of a session's sealed channel.
+func (dm *demuxed) endpoint(t *testing.T, peer *Peer) *Endpoint {
+	t.Helper()
+	cs := dm.cli.ConnectionState().TLS
+	ep, err := NewEndpoint(dm.cliTr, dm.srvUDP.LocalAddr(), &cs, peer.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// delivered returns the next payload delivered to a session.
+func delivered(t *testing.T, got chan []byte) []byte {
+	t.Helper()
+	select {
+	case b := <-got:
+		return b
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing delivered")
+		return nil
+	}
+}
+
 func receive(t *testing.T, c Conn) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -568,25 +602,21 @@ func receive(t *testing.T, c Conn) []byte {
 // The server's Demux and the client's Endpoint, on one QUIC connection's
 // sockets: payloads both ways, hostile packets dropped for their reasons.
 func TestDemuxEndpoint(t *testing.T) {
-	dm := startDemux(t, 0)
-	peer, err := dm.d.Open(dm.srv)
+	dm := startDemux(t)
+	peer, got, err := dm.open()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if peer.ID() == 0 || dm.d.Peers() != 1 {
 		t.Fatalf("session %#x, %d peers", peer.ID(), dm.d.Peers())
 	}
-	cs := dm.cli.ConnectionState().TLS
-	ep, err := NewEndpoint(dm.cliTr, dm.srvUDP.LocalAddr(), &cs, peer.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ep := dm.endpoint(t, peer)
 	for i := range 3 {
 		in := fmt.Sprintf("input %d", i)
 		if err := ep.Send([]byte(in)); err != nil {
 			t.Fatal(err)
 		}
-		if got := receive(t, peer); string(got) != in {
+		if got := delivered(t, got); string(got) != in {
 			t.Errorf("server received %q, want %q", got, in)
 		}
 		snap := fmt.Sprintf("snapshot %d", i)
@@ -652,12 +682,9 @@ func TestDemuxEndpoint(t *testing.T) {
 		t.Errorf("the client counts %d replays and %d forgeries, want 1 and 1", ep.Dropped(ReasonReplay), ep.Dropped(ReasonAuth))
 	}
 
-	// Closed: the receiver ends, the session's packets are dropped.
+	// Closed: the session's packets are dropped.
 	peer.Close()
 	peer.Close() // idempotent
-	if _, err := peer.Receive(context.Background()); !errors.Is(err, ErrClosed) {
-		t.Errorf("Receive after Close: %v", err)
-	}
 	if dm.d.Peers() != 0 {
 		t.Errorf("%d peers after Close", dm.d.Peers())
 	}
@@ -669,8 +696,8 @@ func TestDemuxEndpoint(t *testing.T) {
 // packet from there that is the newest yet; not on a late packet from the
 // old address, a replay or a forgery from a third.
 func TestDemuxMigration(t *testing.T) {
-	dm := startDemux(t, 0)
-	peer, err := dm.d.Open(dm.srv)
+	dm := startDemux(t)
+	peer, got, err := dm.open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,7 +717,7 @@ func TestDemuxMigration(t *testing.T) {
 		if _, err := c.WriteTo(pkts[i], dm.srvUDP.LocalAddr()); err != nil {
 			t.Fatal(err)
 		}
-		if got := receive(t, peer); !bytes.Equal(got, []byte{byte(i)}) {
+		if got := delivered(t, got); !bytes.Equal(got, []byte{byte(i)}) {
 			t.Fatalf("packet %d: received %x", i, got)
 		}
 	}
@@ -744,43 +771,40 @@ func TestDemuxMigration(t *testing.T) {
 	}
 }
 
-// A receiver that does not keep up loses the packets beyond its queue,
-// counted; the queued ones arrive in order.
-func TestDemuxQueue(t *testing.T) {
-	dm := startDemux(t, 2)
-	peer, err := dm.d.Open(dm.srv)
+// A payload its session cannot take (its input slot is full) is dropped
+// and counted; the next one it takes comes through.
+func TestDemuxRefused(t *testing.T) {
+	dm := startDemux(t)
+	take := make(chan bool, 1)
+	got := make(chan []byte, 1)
+	peer, err := dm.d.Open(dm.srv, func(b []byte) bool {
+		if !<-take {
+			return false
+		}
+		got <- bytes.Clone(b)
+		return true
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer peer.Close()
-	cs := dm.cli.ConnectionState().TLS
-	ep, err := NewEndpoint(dm.cliTr, dm.srvUDP.LocalAddr(), &cs, peer.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 5 {
-		ep.Send([]byte{byte(i)})
-	}
-	for range 3 {
-		dm.wantDrop(t, ReasonQueue)
-	}
-	for i := range 2 {
-		if got := receive(t, peer); !bytes.Equal(got, []byte{byte(i)}) {
-			t.Errorf("received %x, want %02x", got, i)
-		}
-	}
-	ep.Send([]byte{5})
-	if got := receive(t, peer); !bytes.Equal(got, []byte{5}) {
-		t.Errorf("received %x after the queue drained, want 05", got)
+	ep := dm.endpoint(t, peer)
+	take <- false
+	ep.Send([]byte{0})
+	dm.wantDrop(t, ReasonQueue)
+	take <- true
+	ep.Send([]byte{1})
+	if b := delivered(t, got); !bytes.Equal(b, []byte{1}) {
+		t.Errorf("delivered %x, want 01", b)
 	}
 }
 
 // Session ids are never 0 and never repeat among open sessions.
 func TestDemuxSessions(t *testing.T) {
-	dm := startDemux(t, 0)
+	dm := startDemux(t)
 	ids := map[uint32]bool{}
 	for range 50 {
-		p, err := dm.d.Open(dm.srv)
+		p, _, err := dm.open()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1042,4 +1066,61 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("opened twice: %v", err)
 		}
 	})
+}
+
+// A Writer writes a batch of sealed packets, in order, to their peers'
+// addresses: in one sendmmsg on an IPv4 socket, and one write a packet
+// (the IPv6 sockets' way) alike; the Batch's buffers are reused.
+func TestWriterBatch(t *testing.T) {
+	dm := startDemux(t)
+	peer, _, err := dm.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	ep := dm.endpoint(t, peer)
+	batched := NewWriter(dm.srvUDP)
+	if batched.pc == nil {
+		t.Fatal("an IPv4 socket's Writer does not batch")
+	}
+	single := &Writer{conn: dm.srvUDP}
+	var b Batch
+	for round, w := range []*Writer{batched, single, batched} {
+		b.Reset()
+		for i := range 3 {
+			b.Add(peer, []byte(fmt.Sprintf("snapshot %d.%d", round, i)))
+		}
+		if b.Len() != 3 {
+			t.Fatalf("batch of %d", b.Len())
+		}
+		if failed, err := w.Write(&b); failed != 0 || err != nil {
+			t.Fatalf("round %d: %d failed: %v", round, failed, err)
+		}
+		for i := range 3 {
+			if got, want := string(receive(t, ep)), fmt.Sprintf("snapshot %d.%d", round, i); got != want {
+				t.Errorf("received %q, want %q", got, want)
+			}
+		}
+	}
+	if len(b.msgs) != 3 {
+		t.Errorf("%d messages allocated for batches of 3", len(b.msgs))
+	}
+	// A room's tick: sealing and writing its batch allocates nothing.
+	payload := []byte("snapshot")
+	if n := testing.AllocsPerRun(20, func() {
+		b.Reset()
+		for range 3 {
+			b.Add(peer, payload)
+		}
+		batched.Write(&b)
+	}); n != 0 {
+		t.Errorf("a batch of 3 allocates %v times", n)
+	}
+	// A closed socket fails the rest of the batch.
+	closed := listenUDP(t)
+	cw := NewWriter(closed)
+	closed.Close()
+	if failed, err := cw.Write(&b); failed != 3 || !errors.Is(err, net.ErrClosed) {
+		t.Errorf("on a closed socket: %d failed, %v", failed, err)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -18,9 +17,6 @@ type DemuxConfig struct {
 	// Transport is the server's QUIC transport: sealed packets share its
 	// socket.
 	Transport *quic.Transport
-	// Queue is how many opened packets can wait for a peer's receiver
-	// (default 16); more are dropped (ReasonQueue).
-	Queue int
 	// Drop is called with every dropped packet's reason, from the Demux's
 	// goroutine.
 	Drop func(Reason)
@@ -30,7 +26,9 @@ type DemuxConfig struct {
 }
 
 // Demux is the server's end of the sealed channel: it reads the non-QUIC
-// packets of the transport and routes them by session id to their Peers.
+// packets of the transport, routes them by session id to their Peers and
+// opens them, and hands each payload to its session on the Demux's own
+// goroutine: a packet crosses no other goroutine on its way in.
 type Demux struct {
 	cfg   DemuxConfig
 	mu    sync.RWMutex
@@ -39,9 +37,6 @@ type Demux struct {
 
 // NewDemux returns a Demux; Run reads its packets.
 func NewDemux(cfg DemuxConfig) *Demux {
-	if cfg.Queue <= 0 {
-		cfg.Queue = 16
-	}
 	if cfg.Drop == nil {
 		cfg.Drop = func(Reason) {}
 	}
@@ -69,7 +64,7 @@ func (d *Demux) Run(ctx context.Context) error {
 			d.cfg.Drop(ReasonSession)
 			continue
 		}
-		if r := peer.deliver(p, from); r != 0 {
+		if r := peer.receive(p, from); r != 0 {
 			d.cfg.Drop(r)
 		}
 	}
@@ -78,9 +73,11 @@ func (d *Demux) Run(ctx context.Context) error {
 // Open registers a new session of a QUIC connection: it draws the session
 // id, derives the keys from the connection's TLS exporter, and returns the
 // session's Peer, which sends to the connection's address until an
-// authentic packet comes from another. Close the Peer when the session
-// ends.
-func (d *Demux) Open(conn *quic.Conn) (*Peer, error) {
+// authentic packet comes from another. deliver is called with every
+// authentic payload, on the Demux's goroutine, and must not keep it or
+// wait; it returns false when the session cannot take the payload (it is
+// dropped, ReasonQueue). Close the Peer when the session ends.
+func (d *Demux) Open(conn *quic.Conn, deliver func(payload []byte) bool) (*Peer, error) {
 	d.mu.Lock()
 	var id uint32
 	for {
@@ -97,7 +94,7 @@ func (d *Demux) Open(conn *quic.Conn) (*Peer, error) {
 	up, down, err := Keys(&cs, id)
 	var p *Peer
 	if err == nil {
-		p, err = newPeer(d, id, up, down, conn.RemoteAddr())
+		p, err = newPeer(d, id, up, down, conn.RemoteAddr(), deliver)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -116,25 +113,23 @@ func (d *Demux) Peers() int {
 	return len(d.peers)
 }
 
-// Peer is one session at the server: it sends sealed snapshots to the
-// client's address and receives its inputs from the Demux.
+// Peer is one session at the server: it seals snapshots for the client's
+// address and opens its inputs for the Demux.
 type Peer struct {
 	d       *Demux
 	id      uint32
 	sealer  *Sealer // the sender's
-	out     []byte  // the sender's packet buffer
+	out     []byte  // Send's packet buffer
 	opener  *Opener // the Demux goroutine's
+	in      []byte  // the Demux goroutine's payload buffer
+	deliver func([]byte) bool
 	addr    atomic.Pointer[net.Addr]
-	queue   chan []byte // opened payloads, to the receiver
-	free    chan []byte // their buffers, back to the Demux
-	held    []byte      // the receiver's current payload
-	closed  chan struct{}
 	closing sync.Once
 	// Migrations counts the address changes.
 	migrations atomic.Uint64
 }
 
-func newPeer(d *Demux, id uint32, up, down Key, addr net.Addr) (*Peer, error) {
+func newPeer(d *Demux, id uint32, up, down Key, addr net.Addr, deliver func([]byte) bool) (*Peer, error) {
 	s, err := NewSealer(down, id)
 	if err != nil {
 		return nil, err
@@ -143,11 +138,7 @@ func newPeer(d *Demux, id uint32, up, down Key, addr net.Addr) (*Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Peer{d: d, id: id, sealer: s, opener: o, out: make([]byte, 0, MaxPacket),
-		queue: make(chan []byte, d.cfg.Queue), free: make(chan []byte, d.cfg.Queue+1), closed: make(chan struct{})}
-	for range d.cfg.Queue + 1 {
-		p.free <- make([]byte, 0, MaxPacket)
-	}
+	p := &Peer{d: d, id: id, sealer: s, opener: o, out: make([]byte, 0, MaxPacket), in: make([]byte, 0, MaxPacket), deliver: deliver}
 	p.addr.Store(&addr)
 	return p, nil
 }
@@ -161,18 +152,11 @@ func (p *Peer) Addr() net.Addr { return *p.addr.Load() }
 // Migrations counts the times the client's address changed.
 func (p *Peer) Migrations() uint64 { return p.migrations.Load() }
 
-// deliver opens a packet for the peer, on the Demux's goroutine, and
-// returns why it was dropped (0: delivered).
-func (p *Peer) deliver(pkt []byte, from net.Addr) Reason {
-	var buf []byte
-	select {
-	case buf = <-p.free:
-	default:
-		return ReasonQueue
-	}
-	out, _, newest, err := p.opener.Open(buf[:0], pkt)
+// receive opens a packet for the peer and delivers it, on the Demux's
+// goroutine, and returns why it was dropped (0: delivered).
+func (p *Peer) receive(pkt []byte, from net.Addr) Reason {
+	out, _, newest, err := p.opener.Open(p.in[:0], pkt)
 	if err != nil {
-		p.free <- buf
 		return ReasonOf(err)
 	}
 	// Only an authentic packet, and the newest yet (a late one from the old
@@ -184,42 +168,27 @@ func (p *Peer) deliver(pkt []byte, from net.Addr) Reason {
 			p.d.cfg.Migrate(old, from)
 		}
 	}
-	select {
-	case p.queue <- out:
-		return 0
-	default:
-		p.free <- buf
+	if !p.deliver(out) {
 		return ReasonQueue
 	}
+	return 0
 }
 
-// ErrClosed is returned by a closed Peer's Receive.
-var ErrClosed = errors.New("channel: closed")
+// Seal appends payload, sealed for the client, to dst, and returns it and
+// the address to send it to: the sender's way to batch its writes (Send
+// writes one). Seal and Send are called from one goroutine.
+func (p *Peer) Seal(dst, payload []byte) ([]byte, net.Addr) {
+	return p.sealer.Seal(dst, payload), p.Addr()
+}
 
-// Send seals p and writes it to the client's address.
+// Send seals b and writes it to the client's address.
 func (p *Peer) Send(b []byte) error {
-	p.out = p.sealer.Seal(p.out[:0], b)
-	if _, err := p.d.cfg.Transport.WriteTo(p.out, p.Addr()); err != nil {
+	var to net.Addr
+	p.out, to = p.Seal(p.out[:0], b)
+	if _, err := p.d.cfg.Transport.WriteTo(p.out, to); err != nil {
 		return fmt.Errorf("channel: send: %w", err)
 	}
 	return nil
-}
-
-// Receive returns the next authentic payload from the client.
-func (p *Peer) Receive(ctx context.Context) ([]byte, error) {
-	if p.held != nil {
-		p.free <- p.held[:0]
-		p.held = nil
-	}
-	select {
-	case b := <-p.queue:
-		p.held = b
-		return b, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-p.closed:
-		return nil, ErrClosed
-	}
 }
 
 // Close unregisters the session: its packets are dropped from now on.
@@ -228,6 +197,5 @@ func (p *Peer) Close() {
 		p.d.mu.Lock()
 		delete(p.d.peers, p.id)
 		p.d.mu.Unlock()
-		close(p.closed)
 	})
 }

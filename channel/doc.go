@@ -1,5 +1,6 @@
 // Package channel carries a session's real-time datagrams (inputs up,
-// snapshots down) in one of two ways, behind the Conn interface:
+// snapshots down) in one of two ways, behind the Conn interface at the
+// client:
 //
 //   - Sealed: UDP packets beside QUIC on the connection's own socket and port
 //     (quic.Transport's WriteTo and ReadNonQUICPacket), sealed with
@@ -11,6 +12,11 @@
 //     here is congestion-controlled: the game limits its own rate, as
 //     Source, Overwatch and netcode.io do.
 //   - QUIC: DATAGRAM frames (RFC 9221) on the connection, the fallback.
+//
+// At the server, the sealed channel is built for many sessions on one
+// socket: the Demux opens each packet on its goroutine and hands the
+// payload to its session's function there, and a Writer writes a Batch of
+// sealed packets (a room's snapshots of a tick) in one sendmmsg.
 //
 // The packet layout, byte by byte, with test vectors, is in docs/protocol.md
 // ("The sealed channel").

@@ -271,11 +271,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	tr := &quic.Transport{Conn: udp}
-	// Keep-alives every 100 ms: on the sealed channel the connection is
-	// otherwise quiet, and the server needs fresh round-trip samples (its
-	// view-lag bound), and packets to answer with its CONNECTION_CLOSE if
-	// the first was lost.
-	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 100 * time.Millisecond})
+	// Keep-alives every second: on the sealed channel the connection is
+	// otherwise quiet, and the server answers a packet with its
+	// CONNECTION_CLOSE again if the first was lost. (The server measures
+	// the round trip from snapshots and inputs, not from these.)
+	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: KeepAlive})
 	if err != nil {
 		tr.Close()
 		udp.Close()
@@ -505,6 +505,10 @@ func (c *Client) readEvents() {
 		}
 	}
 }
+
+// KeepAlive is how often a client sends a QUIC PING when nothing else went
+// on its connection (docs/protocol.md).
+const KeepAlive = time.Second
 
 // CloseError is why the server closed the connection.
 type CloseError struct {

@@ -17,6 +17,7 @@ type metrics struct {
 	reg *prometheus.Registry
 
 	tickSeconds   prometheus.Histogram
+	tickLateness  prometheus.Histogram
 	tickOverruns  prometheus.Counter
 	rooms         prometheus.Gauge
 	players       prometheus.Gauge
@@ -63,11 +64,11 @@ const (
 
 // Drop reasons besides protocol.Reason's.
 const (
-	dropFlood     = "flood"      // over max_datagram_rate
-	dropInbox     = "room_busy"  // the room's inbox was full
-	dropNoRoom    = "no_room"    // before the client joined
-	dropSendQueue = "send_queue" // the client's send queue was full
-	dropWrongType = "direction"  // a server-to-client type sent by a client
+	dropFlood      = "flood"       // over max_datagram_rate
+	dropInbox      = "room_busy"   // the session's input slot was full
+	dropSendQueue  = "send_queue"  // the client's send queue was full, or its room's batches all in flight
+	dropSendFailed = "send_failed" // the network refused a sealed snapshot
+	dropWrongType  = "direction"   // a server-to-client type sent by a client
 )
 
 func newMetrics(build buildinfo.Info) *metrics {
@@ -77,6 +78,9 @@ func newMetrics(build buildinfo.Info) *metrics {
 	m := &metrics{reg: reg}
 	m.tickSeconds = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_tick_duration_seconds",
 		Help: "Time to simulate one room tick, snapshots included.", Buckets: prometheus.ExponentialBuckets(10e-6, 2, 14)})).(prometheus.Histogram)
+	m.tickLateness = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_tick_lateness_seconds",
+		Help:    "How late a room tick started after its scheduled time: the process's scheduling delay, which grows when it holds more rooms than its cores can run.",
+		Buckets: []float64{0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25}})).(prometheus.Histogram)
 	m.tickOverruns = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_tick_overruns_total",
 		Help: "Room ticks that took longer than the tick interval."})).(prometheus.Counter)
 	m.rooms = f(prometheus.NewGauge(prometheus.GaugeOpts{Name: "rewind_rooms", Help: "Open rooms."})).(prometheus.Gauge)
@@ -111,7 +115,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	matches := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_matches_total",
 		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown."}, []string{"reason"})
 	m.clientRTT = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_rtt_seconds",
-		Help:    "Clients' round trips as QUIC measures them (smoothed), sampled once a second per client.",
+		Help:    "Clients' round trips as their rooms measure them (from a snapshot to the first input that acknowledges it, smoothed), sampled once a second per client.",
 		Buckets: []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5}})).(prometheus.Histogram)
 	m.clientLoss = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_loss_ratio",
 		Help:    "Share of the server's packets to a client that QUIC declared lost, per second per client.",
@@ -170,7 +174,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	for r := channel.ReasonShort; r <= channel.ReasonQueue; r++ {
 		m.dropped[r.String()] = drop.WithLabelValues(r.String())
 	}
-	for _, r := range []string{dropFlood, dropInbox, dropNoRoom, dropSendQueue, dropWrongType} {
+	for _, r := range []string{dropFlood, dropInbox, dropSendQueue, dropSendFailed, dropWrongType} {
 		m.dropped[r] = drop.WithLabelValues(r)
 	}
 	for v := range m.inputs {

@@ -17,6 +17,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
@@ -63,6 +64,13 @@ type room struct {
 	order []string // users in the order they first joined
 
 	world protocol.State // this tick's world, shared by every client's snapshot
+	// sender writes the sealed snapshots (nil without the sealed channel);
+	// sealing is the batch of the tick's being filled, encoded the buffer a
+	// sealed snapshot is encoded into.
+	sender   *snapshotSender
+	sealing  *channel.Batch
+	encoded  []byte
+	snapTime time.Time // when this tick's snapshots go out
 	// rec records the match (record.dir; nil: not recorded) into the file
 	// recording names.
 	rec       *replay.Recorder
@@ -72,8 +80,10 @@ type room struct {
 
 	// What the server adds to a client's round trip to bound the view lag
 	// it grants (besides the client's interpolation delay), in ticks: a
-	// snapshot interval, a tick of the server's phase, a tick the client
-	// may hold a snapshot before it decodes it, and the jitter tolerance.
+	// snapshot interval, a tick of the server's phase, and the jitter
+	// tolerance. The round trip the room measures holds the tick a client
+	// may keep a snapshot before its next input; QUIC's, taken until the
+	// first sample, does not, and gets that tick added.
 	lagSlack     float64
 	inputTimeout int64 // ticks without an input before a player loses its seat
 
@@ -134,7 +144,10 @@ type member struct {
 	team   uint8
 
 	ring        [protocol.Baselines]protocol.State // what the client knows if it got each recent snapshot
+	sentAt      [protocol.Baselines]time.Time      // when each went out
 	acked       uint32                             // the newest snapshot the client acknowledged, NoTick
+	rtt         roundTrip                          // from snapshots to the inputs that acknowledge them
+	rttObserved time.Time                          // when rtt last went into rewind_client_rtt_seconds
 	newestInput int64                              // the newest input tick of the latest packet
 	lastInput   int64                              // the room tick the newest input was queued at (or the join's)
 	interp      float64                            // the interpolation delay granted at join, ticks
@@ -172,7 +185,6 @@ type msgKind uint8
 const (
 	msgJoin msgKind = iota + 1
 	msgLeave
-	msgInput
 	msgStats
 )
 
@@ -181,10 +193,6 @@ type roomMsg struct {
 	sess   *session
 	who    *identity // with a join
 	interp uint16    // with a join: the interpolation delay declared, ms
-	input  protocol.InputPacket
-	rtt    time.Duration // with an input: the round trip QUIC measured, plus twice its deviation
-	at     time.Time     // with an input: when it arrived
-	halved bool          // with an input: the path is bad, halve the snapshot rate
 	stats  chan RoomStats
 }
 
@@ -218,7 +226,7 @@ func newRoom(s *Server, id string) (*room, error) {
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
 		snap: int64(c.TickRate / c.SnapshotRate), seed: sc.SpreadSeed,
 		tickEvery: time.Second / time.Duration(c.TickRate), tickStart: time.Now(),
-		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 2 + c.ticks(c.LagComp.ViewLagTolerance),
+		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 1 + c.ticks(c.LagComp.ViewLagTolerance),
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
@@ -235,6 +243,10 @@ func newRoom(s *Server, id string) (*room, error) {
 	r.projectiles.Register(sim.World)
 	r.shields.Register(sim.World)
 	r.lastTick.Store(r.opened.UnixNano())
+	if s.writer != nil {
+		r.sender = newSnapshotSender(s.writer, s.m)
+		r.encoded = make([]byte, 0, protocol.SnapshotBufferSize)
+	}
 	if c.Record.Dir != "" {
 		r.record(sc)
 	}
@@ -306,6 +318,14 @@ func netID(e ecs.Entity) uint32 { return ecs.WireID(e) }
 func (r *room) run() {
 	defer r.srv.wg.Done()
 	defer close(r.done)
+	if r.sender != nil {
+		r.srv.wg.Add(1)
+		go func() {
+			defer r.srv.wg.Done()
+			r.sender.run()
+		}()
+		defer r.sender.close()
+	}
 	r.log.Info().Msg("room open")
 	ticker := time.NewTicker(time.Second / time.Duration(r.cfg.TickRate))
 	defer ticker.Stop()
@@ -316,7 +336,10 @@ func (r *room) run() {
 			return
 		case m := <-r.inbox:
 			r.handle(m)
-		case <-ticker.C:
+		case scheduled := <-ticker.C:
+			// A ticker's value is the time it was due: how late the tick
+			// starts is how far the process is behind.
+			r.srv.m.tickLateness.Observe(time.Since(scheduled).Seconds())
 			r.tick()
 			r.lastTick.Store(time.Now().UnixNano())
 			now := r.sim.Now()
@@ -390,12 +413,6 @@ func (r *room) handle(m roomMsg) {
 	case msgLeave:
 		if mem := r.bySess[m.sess]; mem != nil {
 			r.remove(mem)
-		}
-	case msgInput:
-		if mem := r.bySess[m.sess]; mem != nil {
-			r.applyInputs(mem, &m)
-		} else {
-			r.srv.m.drop(dropNoRoom)
 		}
 	case msgStats:
 		m.stats <- r.statsNow()
@@ -544,7 +561,7 @@ func (r *room) fold(mem *member) {
 // client was rendering no earlier than the arrival tick minus the round
 // trip, its interpolation delay, a snapshot interval, two ticks, and the
 // jitter tolerance (docs/protocol.md, "View lag"); a claim beyond is cut.
-func (r *room) applyInputs(mem *member, m *roomMsg) {
+func (r *room) applyInputs(mem *member, m *inputMsg) {
 	p := &m.input
 	now := r.sim.Now()
 	mem.halved = m.halved
@@ -552,7 +569,27 @@ func (r *room) applyInputs(mem *member, m *roomMsg) {
 	if mem.halved {
 		slack += float64(r.snap) // snapshots come half as often
 	}
-	earliest := float64(now) - r.cfg.ticks(m.rtt) - mem.interp - slack
+	// The round trip: from a snapshot leaving to the first input that
+	// acknowledges it, which holds the client's wait for its next tick (a
+	// tick of the slack that QUIC's round trip, before the first sample,
+	// leaves out).
+	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(now) {
+		if i := r.ringIndex(a); mem.ring[i].Tick == a {
+			mem.rtt.add(m.at.Sub(mem.sentAt[i]))
+			if m.at.Sub(mem.rttObserved) >= netSample {
+				r.srv.m.clientRTT.Observe(mem.rtt.srtt.Seconds())
+				mem.rttObserved = m.at
+			}
+		}
+		mem.acked = a
+	}
+	rtt := m.rtt
+	if mem.rtt.n > 0 {
+		rtt = mem.rtt.bound()
+	} else {
+		slack++
+	}
+	earliest := float64(now) - r.cfg.ticks(rtt) - mem.interp - slack
 	// The margin of the first arrival of the packet's first new input: how
 	// long before the server simulates its tick it came (the room simulates
 	// tick now at tickStart + one tick).
@@ -579,13 +616,42 @@ func (r *room) applyInputs(mem *member, m *roomMsg) {
 	// The lead the client steers by: its latest packet's newest input (a
 	// maximum would stick after the client's clock jumps back).
 	mem.newestInput = int64(p.Newest)
-	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(now) {
-		mem.acked = a
-	}
 }
+
+// roundTrip smooths a client's round-trip samples as TCP does (RFC 6298).
+type roundTrip struct {
+	srtt, rttvar time.Duration
+	n            int
+}
+
+func (rt *roundTrip) add(s time.Duration) {
+	s = max(s, 0)
+	if rt.n == 0 {
+		rt.srtt, rt.rttvar = s, s/2
+	} else {
+		d := rt.srtt - s
+		if d < 0 {
+			d = -d
+		}
+		rt.rttvar = (3*rt.rttvar + d) / 4
+		rt.srtt = (7*rt.srtt + s) / 8
+	}
+	rt.n++
+}
+
+// bound is the round trip the view-lag bound takes: the smoothed round
+// trip plus twice its mean deviation.
+func (rt *roundTrip) bound() time.Duration { return rt.srtt + 2*rt.rttvar }
 
 func (r *room) tick() {
 	start := time.Now()
+	// The inputs that came since the last tick, before tickStart moves: an
+	// input's margin is measured to the start of the tick it came before.
+	for _, mem := range r.members {
+		for i, in := 0, mem.sess.inputs.take(); i < len(in); i++ {
+			r.applyInputs(mem, &in[i])
+		}
+	}
 	r.tickStart = start
 	r.sim.Step()
 	r.rec.Step(r.sim.Now()-1, r.sim.Events)
@@ -733,11 +799,19 @@ func (r *room) kick(m *member, code quic.ApplicationErrorCode, reason string) {
 func (r *room) snapshots() {
 	tick := r.sim.Now() - 1
 	r.buildWorld(tick)
+	if r.sender != nil {
+		r.sealing = r.sender.batch() // nil: both in flight, the socket is stalled
+	}
+	r.snapTime = time.Now()
 	for _, mem := range r.members {
 		if mem.halved && (tick/r.snap)%2 == 1 {
 			continue // flow control: every other snapshot
 		}
 		r.snapshot(mem, tick)
+	}
+	if r.sealing != nil {
+		r.sender.send(r.sealing)
+		r.sealing = nil
 	}
 }
 
@@ -834,7 +908,13 @@ func (r *room) buildWorld(tick int64) {
 func (r *room) ringIndex(tick uint32) int { return protocol.BaselineSlot(tick, r.snap) }
 
 func (r *room) snapshot(mem *member, tick int64) {
-	buf := mem.sess.takeBuffer()
+	var buf []byte
+	switch {
+	case mem.sess.peer == nil:
+		buf = mem.sess.takeBuffer()
+	case r.sealing != nil:
+		buf = r.encoded
+	}
 	if buf == nil {
 		r.srv.m.drop(dropSendQueue)
 		mem.stats.SnapshotsDropped++
@@ -876,13 +956,17 @@ func (r *room) snapshot(mem *member, tick int64) {
 	mem.target.Objects = r.world.Objects
 	known := &mem.ring[r.ringIndex(hdr.Tick)]
 	d := protocol.AppendSnapshot(buf[:0], &hdr, base, &mem.target, known)
-	if !mem.sess.queueSnapshot(d) {
+	if mem.sess.peer != nil {
+		r.sealing.Add(mem.sess.peer, d)
+		r.encoded = d
+	} else if !mem.sess.queueSnapshot(d) {
 		known.Tick = protocol.NoTick // never sent: not a baseline
 		r.srv.m.drop(dropSendQueue)
 		mem.stats.SnapshotsDropped++
 		return
 	}
 	mem.hasMargin = false
+	mem.sentAt[r.ringIndex(hdr.Tick)] = r.snapTime
 	r.srv.m.dgOut.Inc()
 	r.srv.m.snapshotBytes.Observe(float64(len(d)))
 	r.srv.m.bytesOut.Add(float64(len(d)))

@@ -47,7 +47,8 @@ type Server struct {
 
 	udp     *net.UDPConn
 	tr      *quic.Transport
-	demux   *channel.Demux // the sealed channel's, nil with datagrams.channel = quic
+	demux   *channel.Demux  // the sealed channel's, nil with datagrams.channel = quic
+	writer  *channel.Writer // writes the rooms' sealed snapshots, nil with datagrams.channel = quic
 	ln      *quic.Listener
 	admin   *httpListener
 	pprof   *httpListener
@@ -233,7 +234,14 @@ func (s *Server) Start() error {
 	}
 	// The server owns its socket and transport, so that Shutdown ends every
 	// connection at once rather than after QUIC's closing period.
-	if s.udp, err = net.ListenUDP("udp", addr); err != nil {
+	// An IPv4 address gets an IPv4 socket (0.0.0.0 is every IPv4
+	// interface), on which snapshots go out in batches (channel.Writer);
+	// ":port" and IPv6 addresses get a dual-stack one.
+	network := "udp"
+	if addr.IP.To4() != nil {
+		network = "udp4"
+	}
+	if s.udp, err = net.ListenUDP(network, addr); err != nil {
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
 	}
 	s.tr = &quic.Transport{Conn: s.udp,
@@ -272,6 +280,7 @@ func (s *Server) Start() error {
 		}
 	}
 	if s.cfg.Datagrams.Channel == ChannelSealed {
+		s.writer = channel.NewWriter(s.udp)
 		s.demux = channel.NewDemux(channel.DemuxConfig{Transport: s.tr,
 			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
 			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() }})
@@ -613,9 +622,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// The rooms have queued their last Agones calls (players leaving, the
 	// Shutdown after one match): the worker makes them, then stops.
 	s.agones.close()
-	// Sessions that never reached a room.
+	// Sessions that never reached a room (a room closes its players', with
+	// its match's reason, from goroutines that may not have run yet).
 	for _, se := range sessions {
-		se.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
+		if !se.seated.Load() {
+			se.conn.CloseWithError(protocol.CloseShutdown, "server shutting down")
+		}
 	}
 	for _, h := range []*httpListener{s.admin, s.pprof} {
 		if h != nil {

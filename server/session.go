@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -18,10 +19,14 @@ import (
 	"github.com/rewind-gg/rewind/token"
 )
 
-// session is one client connection. Its goroutines own the network: the
-// receiver (decodes inputs, hands them to the room), the sender (writes the
-// snapshots the room encoded) and the control writer (events). The room
-// talks to it only through bounded channels and never waits for it.
+// session is one client connection. Its receiver decodes the client's input
+// datagrams into the session's input slot, which the room drains once a
+// tick: on the sealed channel the receiver is the Demux's goroutine, on
+// QUIC DATAGRAMs one of the session's own. The room seals and batches
+// sealed snapshots itself (snapshotSender); on QUIC DATAGRAMs the
+// session's sender writes the snapshots the room encoded. The control
+// writer writes events. The room talks to the session only through bounded
+// channels and the slot, and never waits for it.
 type session struct {
 	srv  *Server
 	conn *quic.Conn
@@ -30,21 +35,26 @@ type session struct {
 
 	reply chan joinReply      // room → session: the answer to the join
 	ctrl  chan protocol.Event // room → control writer
-	out   chan []byte         // room → sender: encoded snapshots
+	out   chan []byte         // room → sender: encoded snapshots (QUIC DATAGRAMs)
 	free  chan []byte         // sender → room: snapshot buffers to reuse
-	done  chan struct{}       // closed when the session ends
+	// inputs holds the input datagrams received since the room's last tick.
+	inputs inputSlot
+	done   chan struct{} // closed when the session ends
+
+	// seated is set once a room admitted the session: from then on the
+	// room closes its connection, with the match's reason.
+	seated atomic.Bool
 
 	// releaseHandshake frees the connection's handshake slot (package
 	// limits) once its join is answered; idempotent.
 	releaseHandshake func()
 
-	// dg carries the inputs and snapshots: the sealed channel's peer, or
-	// the connection's QUIC DATAGRAMs. peer is the sealed one, nil without.
-	dg   channel.Conn
+	// peer is the session's end of the sealed channel; nil: the inputs
+	// and snapshots are the connection's QUIC DATAGRAMs.
 	peer *channel.Peer
 
 	// Flood guard, network samples and flow control, touched only by the
-	// receiver goroutine.
+	// receiver.
 	tokens     float64
 	last       time.Time
 	sampled    time.Time // when RTT and loss were last observed
@@ -145,11 +155,12 @@ func (se *session) run() {
 		se.refuse(stream, rep.reject, &join)
 		return
 	}
+	se.seated.Store(true)
 	se.releaseHandshake()
-	se.dg = channel.QUIC{Conn: se.conn}
+	se.startReceiver()
 	rep.welcome.Channel = protocol.ChannelQUIC
 	if sealed {
-		peer, err := se.srv.demux.Open(se.conn)
+		peer, err := se.srv.demux.Open(se.conn, se.sealedDatagram)
 		if err != nil {
 			se.log.Error().Err(err).Msg("sealed channel: no keys")
 			se.conn.CloseWithError(protocol.CloseProtocol, "no sealed channel")
@@ -157,7 +168,7 @@ func (se *session) run() {
 			return
 		}
 		defer peer.Close()
-		se.dg, se.peer = peer, peer
+		se.peer = peer
 		rep.welcome.Channel, rep.welcome.Session = protocol.ChannelSealed, peer.ID()
 	}
 	se.srv.m.channels[rep.welcome.Channel].Inc()
@@ -170,11 +181,16 @@ func (se *session) run() {
 		return
 	}
 	se.log.Info().Uint8("team", rep.welcome.Team).Msg("joined")
-	se.srv.wg.Add(3)
-	go se.send()
+	se.srv.wg.Add(2)
 	go se.writeEvents(stream)
 	go se.readControl(stream)
-	se.receive(r)
+	if se.peer == nil {
+		se.srv.wg.Add(1)
+		go se.send()
+		se.receive()
+	} else {
+		<-se.conn.Context().Done() // the Demux delivers the datagrams
+	}
 	r.leave(se)
 	se.log.Info().Str("reason", leaveReason(se.conn)).Msg("left")
 }
@@ -325,66 +341,85 @@ const rejectLinger = 2 * time.Second
 // netSample is how often a client's round trip and loss are observed.
 const netSample = time.Second
 
-// receive reads datagrams until the connection ends: each is rate-limited,
-// decoded and handed to the room, or dropped and counted.
-func (se *session) receive(r *room) {
-	m := se.srv.m
-	rate := float64(se.srv.cfg.MaxDatagramRate)
-	burst := max(rate/4, 10)
+// startReceiver readies the flood guard and the network samples before the
+// first datagram.
+func (se *session) startReceiver() {
+	burst := max(float64(se.srv.cfg.MaxDatagramRate)/4, 10)
 	se.tokens, se.last = burst, time.Now()
 	se.sampled = se.last
+}
+
+// receive reads QUIC DATAGRAMs until the connection ends.
+func (se *session) receive() {
 	ctx := se.conn.Context()
+	dg := channel.QUIC{Conn: se.conn}
 	for {
-		d, err := se.dg.Receive(ctx)
+		d, err := dg.Receive(ctx)
 		if err != nil {
 			return
 		}
-		now := time.Now()
-		se.tokens = min(burst, se.tokens+now.Sub(se.last).Seconds()*rate)
-		se.last = now
-		if se.tokens < 1 {
-			m.drop(dropFlood)
-			continue
-		}
-		se.tokens--
-		st := se.conn.ConnectionStats()
-		rtt := st.SmoothedRTT + 2*st.MeanDeviation
-		if now.Sub(se.sampled) >= netSample {
-			se.observe(now, &st)
-			if se.flow.judge(now, rtt, &se.srv.cfg.Datagrams) {
-				se.srv.m.flowHalved.Inc()
-				se.log.Debug().Dur("rtt", rtt).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
-			}
-		}
-		typ, err := protocol.DatagramType(d)
-		if err != nil {
-			m.drop(reasonOf(err))
-			continue
-		}
-		if typ != protocol.DatagramInput {
-			m.drop(dropWrongType)
-			continue
-		}
-		m.dgIn.Inc()
-		msg := roomMsg{kind: msgInput, sess: se, rtt: rtt, at: now}
-		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
-			m.drop(reasonOf(err))
-			continue
-		}
-		se.flow.received(msg.input.Newest)
-		msg.halved = se.flow.halved
-		select {
-		case r.inbox <- msg:
-		default:
-			m.drop(dropInbox)
+		if why := se.datagram(d, time.Now()); why != "" {
+			se.srv.m.drop(why)
 		}
 	}
 }
 
-// observe records the client's round trip and the share of the server's
-// packets to it that QUIC declared lost since the last sample.
+// sealedDatagram takes an opened sealed packet, on the Demux's goroutine;
+// false: the input slot was full (the Demux counts it).
+func (se *session) sealedDatagram(d []byte) bool {
+	switch why := se.datagram(d, time.Now()); why {
+	case "":
+	case dropInbox:
+		return false
+	default:
+		se.srv.m.drop(why)
+	}
+	return true
+}
+
+// datagram takes one datagram from the client: rate-limited, decoded into
+// the input slot for the room, or dropped. It returns the drop's reason, ""
+// when kept.
+func (se *session) datagram(d []byte, now time.Time) string {
+	rate := float64(se.srv.cfg.MaxDatagramRate)
+	burst := max(rate/4, 10)
+	se.tokens = min(burst, se.tokens+now.Sub(se.last).Seconds()*rate)
+	se.last = now
+	if se.tokens < 1 {
+		return dropFlood
+	}
+	se.tokens--
+	st := se.conn.ConnectionStats()
+	rtt := st.SmoothedRTT + 2*st.MeanDeviation
+	if now.Sub(se.sampled) >= netSample {
+		se.observe(now, &st)
+		if se.flow.judge(now, rtt, &se.srv.cfg.Datagrams) {
+			se.srv.m.flowHalved.Inc()
+			se.log.Debug().Dur("rtt", rtt).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
+		}
+	}
+	typ, err := protocol.DatagramType(d)
+	if err != nil {
+		return reasonOf(err)
+	}
+	if typ != protocol.DatagramInput {
+		return dropWrongType
+	}
+	se.srv.m.dgIn.Inc()
+	return se.inputs.put(func(msg *inputMsg) string {
+		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
+			return reasonOf(err)
+		}
+		se.flow.received(msg.input.Newest)
+		msg.rtt, msg.at, msg.halved = rtt, now, se.flow.halved
+		return ""
+	})
+}
+
+// observe records the share of the server's packets to the client that
+// QUIC declared lost since the last sample. (The room records the round
+// trip, which it measures.)
 func (se *session) observe(now time.Time, st *quic.ConnectionStats) {
-	se.srv.m.clientRTT.Observe(st.SmoothedRTT.Seconds())
 	if sent := st.PacketsSent - se.sent; st.PacketsSent > se.sent {
 		lost := st.PacketsLost - min(se.lost, st.PacketsLost)
 		se.srv.m.clientLoss.Observe(min(float64(lost)/float64(sent), 1))
@@ -408,7 +443,7 @@ func (se *session) send() {
 		case <-se.done:
 			return
 		case b := <-se.out:
-			err := se.dg.Send(b) // copies or seals b
+			err := se.conn.SendDatagram(b) // copies b
 			se.free <- b
 			if err != nil && se.conn.Context().Err() != nil {
 				return

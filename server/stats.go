@@ -44,6 +44,10 @@ type PlayerStats struct {
 	SnapshotBytes    uint64
 	Pos              [3]float64 // the authoritative position now
 	LastInput        int64      // the newest tick whose input was applied, −1: none
+	// RTT is the client's round trip as the room measures it (from a
+	// snapshot to the first input that acknowledges it, smoothed), 0 before
+	// the first sample.
+	RTT time.Duration
 }
 
 // Stats asks every room for its state.
@@ -85,6 +89,7 @@ func (r *room) statsNow() RoomStats {
 		tf, _, _, q, _, _ := r.body.Get(mem.entity)
 		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
 		ps.Pos = tf.Pos.Array()
+		ps.RTT = mem.rtt.srtt
 		rs.Players = append(rs.Players, ps)
 	}
 	return rs

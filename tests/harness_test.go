@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/internal/servertest"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
 )
@@ -33,31 +33,7 @@ func TestMain(m *testing.M) {
 // down when it ends (and fails if that is not clean).
 func startServer(t testing.TB, change func(*server.Config)) *server.Server {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Admin.Listen = ""
-	if change != nil {
-		change(&cfg)
-	}
-	level := zerolog.ErrorLevel // (open development mode warns at every start)
-	if testing.Verbose() {
-		level = zerolog.InfoLevel
-	}
-	srv, err := server.New(cfg, zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr}).Level(level).With().Timestamp().Logger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return srv
+	return servertest.Start(t, change)
 }
 
 // shim puts a network shim with a round trip of rtt (half each way), the

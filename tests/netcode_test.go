@@ -221,3 +221,36 @@ func TestHitMarkersSurviveLoss(t *testing.T) {
 		t.Errorf("a marker came %.1f ticks after its shot on average, want ≤ 10", avg)
 	}
 }
+
+// The room measures each client's round trip from its own packets: from a
+// snapshot leaving to the first input that acknowledges it. Behind a shim
+// adding 100 ms up and 50 ms down, that is the 150 ms plus the client's
+// wait for its next tick (under one, 50 ms); on loopback, under a tick.
+func TestRoomMeasuresRoundTrip(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, nil)
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(),
+		Up: netshim.Conditions{Latency: 100 * time.Millisecond}, Down: netshim.Conditions{Latency: 50 * time.Millisecond}, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	near := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "rtt", Name: "near", Team: 1, Input: strafer(20)})
+	far := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "rtt", Name: "far", Team: 2, Input: strafer(20)})
+	stop := start(near, far)
+	defer stop()
+	waitTicks(t, srv, "rtt", 100)
+	rtt := map[string]time.Duration{}
+	for _, p := range roomStats(t, srv, "rtt").Players {
+		rtt[p.Name] = p.RTT
+	}
+	t.Logf("round trips measured: near %v, far %v", rtt["near"], rtt["far"])
+	// "Some": scheduling on a loaded machine (CI runs this under the race
+	// detector).
+	if r := rtt["far"]; r < 150*time.Millisecond || r > 240*time.Millisecond {
+		t.Errorf("behind 150 ms of shim, the room measured %v; want 150 ms to a tick (50 ms) and some more", r)
+	}
+	if r := rtt["near"]; r <= 0 || r > 90*time.Millisecond {
+		t.Errorf("on loopback, the room measured %v; want under a tick and some", r)
+	}
+}

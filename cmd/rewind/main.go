@@ -2,9 +2,10 @@
 // matches (rewind serve), drive bots against a server (rewind bots), run
 // lag-compensation scenarios (rewind scenario FILE.json), re-simulate a
 // recorded match (rewind replay), sweep lag-compensation settings over
-// recorded matches (rewind tune), make token keys and tokens for
-// development (rewind keygen, rewind token), and say what it is (rewind
-// version).
+// recorded matches (rewind tune), soak a server in rooms of bots that come
+// and go and fail on growth or tick overruns (rewind soak), make token keys
+// and tokens for development (rewind keygen, rewind token), and say what it
+// is (rewind version).
 package main
 
 import (
@@ -41,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newScenarioCmd(stdout), newServeCmd(stdout, stderr), newBotsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
-		newReplayCmd(stdout), newTuneCmd(stdout, stderr), newViewCmd(stdout),
+		newReplayCmd(stdout), newTuneCmd(stdout, stderr), newViewCmd(stdout), newSoakCmd(stdout, stderr),
 		newKeygenCmd(stdout), newTokenCmd(stdout), newVersionCmd(stdout))
 	err := root.Execute()
 	if err == nil {

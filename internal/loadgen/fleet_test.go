@@ -1,0 +1,132 @@
+package loadgen
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rewind-gg/rewind/internal/servertest"
+)
+
+// until polls cond (a fleet's counters have no event to wait on) until it
+// holds or the deadline passes.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not in 20 s", what)
+		}
+		<-poll.C
+	}
+}
+
+func runFleet(t *testing.T, f *Fleet) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		f.Close()
+	})
+}
+
+func listen(t *testing.T) *net.UDPConn {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Floor clients send packets of their size at their rate, and the echoes
+// answer each with one of theirs: plain UDP and quic-go DATAGRAMs.
+func TestFleetFloors(t *testing.T) {
+	cert, err := SelfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{FloorUDP, FloorQUIC} {
+		t.Run(string(mode), func(t *testing.T) {
+			conn := listen(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			echoed := make(chan error, 1)
+			go func() {
+				if mode == FloorUDP {
+					echoed <- EchoUDP(ctx, conn, 100)
+				} else {
+					echoed <- EchoQUIC(ctx, conn, cert, 100)
+				}
+			}()
+			t.Cleanup(func() {
+				cancel()
+				if err := <-echoed; err != nil {
+					t.Errorf("echo: %v", err)
+				}
+			})
+			f, err := New(Config{Addr: conn.LocalAddr().String(), Mode: mode, Players: 3, Size: 40, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runFleet(t, f)
+			for _, room := range []string{"a", "b"} {
+				if err := f.AddRoom(context.Background(), room); err != nil {
+					t.Fatal(err)
+				}
+			}
+			until(t, "120 replies", func() bool { return f.Stats().Recv >= 120 })
+			st := f.Stats()
+			if st.Clients != 6 || st.Dropped != 0 || st.SentBytes != 40*st.Sent || st.RecvBytes != 100*st.Recv || st.Sent < st.Recv {
+				t.Errorf("stats %+v: want 6 clients, no drops, 40-byte packets answered by 100-byte ones", st)
+			}
+		})
+	}
+}
+
+// Rewind clients join a real server's room on the sealed channel and play:
+// the room applies their inputs, they open its snapshots.
+func TestFleetPlaysARoom(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	f, err := New(Config{Addr: srv.Addr().String(), Players: 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFleet(t, f)
+	if err := f.AddRoom(context.Background(), "fleet"); err != nil {
+		t.Fatal(err)
+	}
+	applied := func() (n []uint64) {
+		rooms, err := srv.Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rooms {
+			for _, p := range r.Players {
+				n = append(n, p.Applied)
+			}
+		}
+		return n
+	}
+	until(t, "40 inputs applied for each of 4 players", func() bool {
+		n := applied()
+		for _, a := range n {
+			if a < 40 {
+				return false
+			}
+		}
+		return len(n) == 4
+	})
+	st := f.Stats()
+	if st.Dropped != 0 || st.Disconnected != 0 || st.SnapshotTicks < 4*30 {
+		t.Errorf("stats %+v: want no drops or disconnections, and snapshots opened", st)
+	}
+}
