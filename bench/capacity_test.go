@@ -273,17 +273,15 @@ func lateShareOf(a, b serverStats) float64 {
 }
 
 // nextRooms is the benchmark's schedule: 1, 8, then 8 more a step, 16
-// more past 64, 32 more past 128.
+// more past 128.
 func nextRooms(n int) int {
 	switch {
 	case n < 8:
 		return 8
-	case n < 64:
-		return n + 8
 	case n < 128:
-		return n + 16
+		return n + 8
 	}
-	return n + 32
+	return n + 16
 }
 
 // BenchmarkCapacity finds how many 6v6 rooms one core of a Rewind server
@@ -294,7 +292,7 @@ func nextRooms(n int) int {
 //
 // The server runs alone on CPU 0 with GOMAXPROCS=1, the clients (12 a room,
 // 20 inputs a second each on a random phase, reading 20 snapshots a second)
-// on CPU 1. Rooms are added (1, 8, 16, …) until the server no longer keeps
+// on CPU 1. Rooms are added (1, 8, 16, …, 8 at a time) until the server no longer keeps
 // up: more than 1% of ticks start over 5 ms late, any tick overruns, or
 // ticks are skipped. It reports rooms/core (the most rooms it kept up
 // with), the server's CPU per room-second at 1 and 8 rooms and at that

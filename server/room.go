@@ -909,11 +909,16 @@ func (r *room) ringIndex(tick uint32) int { return protocol.BaselineSlot(tick, r
 
 func (r *room) snapshot(mem *member, tick int64) {
 	var buf []byte
-	switch {
-	case mem.sess.peer == nil:
+	var peer *channel.Peer
+	if mem.sess.sealed {
+		if peer = mem.sess.peer.Load(); peer == nil {
+			return // its sealed channel opens with the Welcome, just after the join
+		}
+		if r.sealing != nil {
+			buf = r.encoded
+		}
+	} else {
 		buf = mem.sess.takeBuffer()
-	case r.sealing != nil:
-		buf = r.encoded
 	}
 	if buf == nil {
 		r.srv.m.drop(dropSendQueue)
@@ -956,8 +961,8 @@ func (r *room) snapshot(mem *member, tick int64) {
 	mem.target.Objects = r.world.Objects
 	known := &mem.ring[r.ringIndex(hdr.Tick)]
 	d := protocol.AppendSnapshot(buf[:0], &hdr, base, &mem.target, known)
-	if mem.sess.peer != nil {
-		r.sealing.Add(mem.sess.peer, d)
+	if peer != nil {
+		r.sealing.Add(peer, d)
 		r.encoded = d
 	} else if !mem.sess.queueSnapshot(d) {
 		known.Tick = protocol.NoTick // never sent: not a baseline

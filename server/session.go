@@ -49,16 +49,20 @@ type session struct {
 	// limits) once its join is answered; idempotent.
 	releaseHandshake func()
 
-	// peer is the session's end of the sealed channel; nil: the inputs
-	// and snapshots are the connection's QUIC DATAGRAMs.
-	peer *channel.Peer
+	// sealed says the session's inputs and snapshots take the sealed
+	// channel (else the connection's QUIC DATAGRAMs), set before the join
+	// reaches the room; peer is its end of the sealed channel, nil until
+	// it is open (after the room admitted the player: the room reads it).
+	sealed bool
+	peer   atomic.Pointer[channel.Peer]
 
 	// Flood guard, network samples and flow control, touched only by the
 	// receiver.
 	tokens     float64
 	last       time.Time
-	sampled    time.Time // when RTT and loss were last observed
-	sent, lost uint64    // QUIC's packet counters then
+	sampled    time.Time     // when RTT and loss were last observed
+	rtt        time.Duration // QUIC's round trip then, plus twice its deviation
+	sent, lost uint64        // QUIC's packet counters then
 	flow       flowControl
 }
 
@@ -144,6 +148,7 @@ func (se *session) run() {
 		return
 	}
 	defer releasePlayer()
+	se.sealed = sealed
 	rep, ok := r.join(se, &id, join.InterpDelay)
 	if !ok {
 		if se.conn.Context().Err() == nil { // the room closed under the join
@@ -157,6 +162,8 @@ func (se *session) run() {
 	}
 	se.seated.Store(true)
 	se.releaseHandshake()
+	// Before the receiver starts: it logs with it.
+	se.log = se.log.With().Str("room", id.room).Uint32("player", rep.welcome.Player).Str("name", id.name).Str("user", id.user).Logger()
 	se.startReceiver()
 	rep.welcome.Channel = protocol.ChannelQUIC
 	if sealed {
@@ -168,11 +175,10 @@ func (se *session) run() {
 			return
 		}
 		defer peer.Close()
-		se.peer = peer
+		se.peer.Store(peer)
 		rep.welcome.Channel, rep.welcome.Session = protocol.ChannelSealed, peer.ID()
 	}
 	se.srv.m.channels[rep.welcome.Channel].Inc()
-	se.log = se.log.With().Str("room", id.room).Uint32("player", rep.welcome.Player).Str("name", id.name).Str("user", id.user).Logger()
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgWelcome, protocol.AppendWelcome(nil, &rep.welcome)); err != nil {
 		// Only a broken stream gets here (New checked that a Welcome fits):
 		// the client cannot play without it.
@@ -184,7 +190,7 @@ func (se *session) run() {
 	se.srv.wg.Add(2)
 	go se.writeEvents(stream)
 	go se.readControl(stream)
-	if se.peer == nil {
+	if !sealed {
 		se.srv.wg.Add(1)
 		go se.send()
 		se.receive()
@@ -347,6 +353,8 @@ func (se *session) startReceiver() {
 	burst := max(float64(se.srv.cfg.MaxDatagramRate)/4, 10)
 	se.tokens, se.last = burst, time.Now()
 	se.sampled = se.last
+	st := se.conn.ConnectionStats()
+	se.rtt = st.SmoothedRTT + 2*st.MeanDeviation
 }
 
 // receive reads QUIC DATAGRAMs until the connection ends.
@@ -389,15 +397,16 @@ func (se *session) datagram(d []byte, now time.Time) string {
 		return dropFlood
 	}
 	se.tokens--
-	st := se.conn.ConnectionStats()
-	rtt := st.SmoothedRTT + 2*st.MeanDeviation
 	if now.Sub(se.sampled) >= netSample {
+		st := se.conn.ConnectionStats()
+		se.rtt = st.SmoothedRTT + 2*st.MeanDeviation
 		se.observe(now, &st)
-		if se.flow.judge(now, rtt, &se.srv.cfg.Datagrams) {
+		if se.flow.judge(now, se.rtt, &se.srv.cfg.Datagrams) {
 			se.srv.m.flowHalved.Inc()
-			se.log.Debug().Dur("rtt", rtt).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
+			se.log.Debug().Dur("rtt", se.rtt).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
 		}
 	}
+	rtt := se.rtt
 	typ, err := protocol.DatagramType(d)
 	if err != nil {
 		return reasonOf(err)
