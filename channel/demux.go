@@ -75,8 +75,8 @@ func (d *Demux) Run(ctx context.Context) error {
 // session's Peer, which sends to the connection's address until an
 // authentic packet comes from another. deliver is called with every
 // authentic payload, on the Demux's goroutine, and must not keep it or
-// wait; it returns false when the session cannot take the payload (it is
-// dropped, ReasonQueue). Close the Peer when the session ends.
+// wait; it returns false when the session dropped a payload for want of
+// room (this one, or an older one it held), counted as ReasonQueue. Close the Peer when the session ends.
 func (d *Demux) Open(conn *quic.Conn, deliver func(payload []byte) bool) (*Peer, error) {
 	d.mu.Lock()
 	var id uint32

@@ -44,7 +44,7 @@ const (
 	ReasonSession                   // no session of that id (here)
 	ReasonAuth                      // it does not authenticate: tampered, or another key
 	ReasonReplay                    // its sequence number was seen, or is too old
-	ReasonQueue                     // authentic, but its session could not take it (its input slot was full)
+	ReasonQueue                     // authentic, but its session had no room for it (or an older one)
 )
 
 // String is the reason's label in metrics.

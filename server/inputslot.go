@@ -16,19 +16,23 @@ type inputMsg struct {
 }
 
 // slotPackets is how many input datagrams a session holds between two of
-// its room's ticks. A client sends one a tick; a burst after a stall brings
-// a few more, and each repeats the inputs the server has not acknowledged,
-// so the ones past this are dropped (and counted) at no loss.
-const slotPackets = 8
+// its room's ticks. A client sends one a tick; a burst after a network
+// stall brings a few more, a room that fell behind (a starved process)
+// finds more. Past this the oldest is dropped (and counted): each datagram
+// repeats the inputs the server has not acknowledged, so the newest hold
+// what the oldest did, and their arrival times (the margins the client's
+// clock steers by) stay true.
+const slotPackets = 16
 
 // inputSlot is where a session's receiver puts the input datagrams it
 // decodes and where the room takes them, once a tick: an input wakes no
 // goroutine on its way in. Two buffers: the receiver fills one while the
 // room reads the other.
 type inputSlot struct {
-	mu   sync.Mutex
-	bufs [2]inputBuf
-	fill int // the receiver's
+	mu    sync.Mutex
+	bufs  [2]inputBuf
+	fill  int      // the receiver's
+	spare inputMsg // where a datagram past a full buffer is decoded
 }
 
 type inputBuf struct {
@@ -36,20 +40,26 @@ type inputBuf struct {
 	msgs [slotPackets]inputMsg
 }
 
-// put decodes an input datagram into the slot and returns why it was
-// dropped ("" when kept). decode fills the message in place.
+// put decodes an input datagram into the slot and returns why it, or the
+// oldest datagram of a full slot, was dropped ("" when none was). decode
+// fills the message in place.
 func (s *inputSlot) put(decode func(*inputMsg) string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := &s.bufs[s.fill]
-	if b.n == slotPackets {
-		return dropInbox
+	if b.n < slotPackets {
+		if why := decode(&b.msgs[b.n]); why != "" {
+			return why
+		}
+		b.n++
+		return ""
 	}
-	if why := decode(&b.msgs[b.n]); why != "" {
+	if why := decode(&s.spare); why != "" {
 		return why
 	}
-	b.n++
-	return ""
+	copy(b.msgs[:], b.msgs[1:])
+	b.msgs[slotPackets-1] = s.spare
+	return dropInbox
 }
 
 // take returns the datagrams put since the last take, oldest first, valid

@@ -8,8 +8,9 @@ import (
 )
 
 // The input slot keeps the datagrams put between two takes, in order; one
-// that does not decode takes no place; a full slot refuses (room_busy); and
-// what a take returned stays intact while the next datagrams come in.
+// that does not decode takes no place; a full slot drops its oldest for the
+// newest (room_busy); and what a take returned stays intact while the next
+// datagrams come in.
 func TestInputSlot(t *testing.T) {
 	var s inputSlot
 	put := func(newest uint32) string {
@@ -34,14 +35,18 @@ func TestInputSlot(t *testing.T) {
 		}
 	}
 	if why := put(99); why != dropInbox {
-		t.Errorf("a datagram past a full slot: %q, want %q", why, dropInbox)
+		t.Errorf("a datagram past a full slot: %q, want %q (its oldest dropped)", why, dropInbox)
+	}
+	if why := put(0); why != "value" {
+		t.Errorf("a bad datagram past a full slot: %q, want its own reason", why)
 	}
 	if got[0].input.Newest != 1 || got[2].input.Newest != 3 {
 		t.Errorf("the datagrams taken changed while the slot filled: %+v", got[:3])
 	}
 	got = s.take()
-	if len(got) != slotPackets || got[0].input.Newest != 10 || got[slotPackets-1].input.Newest != 10+slotPackets-1 {
-		t.Errorf("took %d datagrams, newest %d..%d", len(got), got[0].input.Newest, got[len(got)-1].input.Newest)
+	if len(got) != slotPackets || got[0].input.Newest != 11 || got[slotPackets-2].input.Newest != 10+slotPackets-1 || got[slotPackets-1].input.Newest != 99 {
+		t.Errorf("took %d datagrams, newest %d, %d … %d, %d; want %d: 11 … %d, 99", len(got), got[0].input.Newest, got[1].input.Newest,
+			got[len(got)-2].input.Newest, got[len(got)-1].input.Newest, slotPackets, 10+slotPackets-1)
 	}
 	if got = s.take(); len(got) != 0 {
 		t.Errorf("took %d datagrams from an empty slot", len(got))

@@ -254,9 +254,12 @@ func TestMisbehavingClientHarmsNobody(t *testing.T) {
 	send(append([]byte{protocol.Version, 7}, valid[2:]...)) // an unknown type
 	send(append(valid[:10:10], 0))                          // zero inputs
 	send(good(now+5000, 0))                                 // far in the future
-	send(good(now+3, 60000))                                // a shot seen 234 ticks back: clamped to what the server measured
-	for i := range 400 {                                    // a flood
-		send(good(now+uint32(i%20), 0))
+	send(good(now+12, 60000))                               // a shot seen 234 ticks back: clamped to what the server measured
+	// The room takes them at its next tick: a flood before that would push
+	// them out of the session's input slot (its oldest go first).
+	waitTicks(t, srv, "mixed", 2)
+	for i := range 400 { // a flood, of shots well before that one's (a fire interval must not refuse it)
+		send(good(now+uint32(i%8), 0))
 	}
 	waitTicks(t, srv, "mixed", 200)
 	p1 := playerStats(t, srv, "mixed", honest.ID())
