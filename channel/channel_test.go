@@ -1118,7 +1118,7 @@ func TestWriterBatch(t *testing.T) {
 			b.Add(peer, payload)
 		}
 		batched.Write(&b)
-	}); n != 0 {
+	}); n != 0 && !raceEnabled {
 		t.Errorf("a batch of 3 allocates %v times", n)
 	}
 	// A closed socket fails the rest of the batch.

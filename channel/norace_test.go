@@ -1,0 +1,5 @@
+//go:build !race
+
+package channel
+
+const raceEnabled = false
