@@ -117,6 +117,7 @@ func (e *RecordError) Unwrap() error { return e.Err }
 var (
 	errChecksum  = errors.New("checksum mismatch: the record is damaged")
 	errTruncated = errors.New("truncated: the recording ends inside the record")
+	errNoEnd     = errors.New("truncated: the recording ends before the match's end record (its server stopped, or is still writing it)")
 )
 
 // newCRCTable returns the CRC-32C (Castagnoli) table every record's checksum

@@ -233,11 +233,17 @@ func TestTruncatedTail(t *testing.T) {
 			}
 		}
 	}
-	// Cut between two records: a shorter recording, no error.
+	// Cut between two records: every record whole, the end record missing.
+	// That is the same dead server as a cut inside a record, and says so.
 	at := middle(t, recs, replay.RecordStep)
 	res, err := replay.Run(open(t, data[:at.off]), replay.Config{})
-	if err != nil || res.Ticks != at.steps || res.End != "" {
-		t.Errorf("cut at the record boundary %d: %v, %d ticks, want %d", at.off, err, res.Ticks, at.steps)
+	var re *replay.RecordError
+	if !errors.As(err, &re) || re.Offset != at.off || re.Type != replay.RecordEnd ||
+		!strings.Contains(err.Error(), fmt.Sprintf("record at byte %d (end): truncated", at.off)) {
+		t.Errorf("cut at the record boundary %d: %v, want the missing end record named at that offset", at.off, err)
+	}
+	if res.Ticks != at.steps || !res.Verified || res.End != "" {
+		t.Errorf("cut at the record boundary %d: %d ticks (verified %v), want %d", at.off, res.Ticks, res.Verified, at.steps)
 	}
 }
 

@@ -166,7 +166,8 @@ func (e *DivergenceError) Error() string {
 // the recording and stops at the first that differs (a *DivergenceError
 // naming the tick). A damaged or truncated recording replays up to its last
 // intact tick, then returns the reader's *RecordError with the partial
-// Result.
+// Result; so does one whose records are whole but that ends before its end
+// record.
 func Run(rd *Reader, cfg Config) (Result, error) {
 	r, err := NewRunner(rd.Setup(), cfg)
 	if err != nil {
@@ -175,6 +176,12 @@ func Run(rd *Reader, cfg Config) (Result, error) {
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
+			if r.res.End == "" {
+				// Cut at a record boundary: every record is whole, but the
+				// match's end is missing (the server died, or is still
+				// writing the file).
+				return r.Result(), &RecordError{Offset: rd.Offset(), Type: RecordEnd, Err: errNoEnd}
+			}
 			return r.Result(), nil
 		}
 		if err == nil {

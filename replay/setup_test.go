@@ -203,6 +203,7 @@ func TestCustomKind(t *testing.T) {
 		sim.Step()
 		rec.Step(sim.Now()-1, sim.Events)
 	}
+	rec.End("finished", nil)
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
