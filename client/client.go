@@ -130,11 +130,13 @@ func (e *RejectError) Error() string {
 
 // Client is a connected player.
 type Client struct {
-	cfg       Config
-	conn      *quic.Conn
-	tr        *quic.Transport
-	udp       *net.UDPConn
-	closing   sync.Once
+	cfg     Config
+	conn    *quic.Conn
+	tr      *quic.Transport
+	udp     *net.UDPConn
+	closing sync.Once
+	// closedBy is the server's Close datagram, once one arrived.
+	closedBy  atomic.Pointer[CloseError]
 	done      chan struct{} // closed when the client leaves
 	stream    *quic.Stream
 	welcome   protocol.Welcome
@@ -453,6 +455,14 @@ func (c *Client) readDatagrams() {
 			return
 		}
 		c.bytesIn.Add(uint64(len(d)))
+		if len(d) >= 2 && d[1] == protocol.DatagramClose {
+			// The server closes the connection; its CONNECTION_CLOSE,
+			// which says the same, may be lost.
+			if cl, err := protocol.DecodeClose(d); err == nil && c.closedBy.CompareAndSwap(nil, &CloseError{Code: uint64(cl.Code), Reason: cl.Reason}) {
+				c.conn.CloseWithError(protocol.CloseNormal, "closed by the server")
+			}
+			continue
+		}
 		at := time.Now()
 		var buf []byte
 		select {
@@ -561,6 +571,9 @@ func (c *Client) Run(ctx context.Context) error {
 }
 
 func (c *Client) closeReason() error {
+	if ce := c.closedBy.Load(); ce != nil {
+		return ce
+	}
 	err := context.Cause(c.conn.Context())
 	var ae *quic.ApplicationError
 	if errors.As(err, &ae) {

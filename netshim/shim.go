@@ -32,6 +32,11 @@ type Config struct {
 	Up     Conditions // client → server
 	Down   Conditions // server → client
 	Seed   uint64     // seeds the random decisions (loss, jitter, reorder); same seed, same decision sequence per direction
+	// Drop, when set, drops each packet it returns true for (down: server
+	// → client), before the conditions apply: a test's loss of one kind of
+	// packet. It is called from the direction's reader goroutine, and must
+	// not keep p.
+	Drop func(down bool, p []byte) bool
 }
 
 // Stats counts the traffic of both directions since Start.
@@ -72,6 +77,7 @@ type Shim struct {
 	listen *net.UDPConn
 	target netip.AddrPort
 	seed   uint64
+	drop   func(down bool, p []byte) bool
 
 	cond atomic.Pointer[conditions]
 
@@ -144,6 +150,7 @@ func Start(cfg Config) (*Shim, error) {
 		listen:    l,
 		target:    target,
 		seed:      cfg.Seed,
+		drop:      cfg.Drop,
 		upSched:   newScheduler(),
 		downSched: newScheduler(),
 		done:      make(chan struct{}),
@@ -278,6 +285,11 @@ func (s *Shim) readClients() {
 		if c == nil {
 			return // closed
 		}
+		if s.drop != nil && s.drop(false, buf[:n]) {
+			c.up.stats.packets.Add(1)
+			c.up.stats.dropped.Add(1)
+			continue
+		}
 		c.up.handle(buf[:n], s.cond.Load().up)
 	}
 }
@@ -344,6 +356,11 @@ func (s *Shim) readServer(c *conn) {
 		}
 		if from != s.target {
 			continue // not the server: nothing to relay to the client
+		}
+		if s.drop != nil && s.drop(true, buf[:n]) {
+			c.down.stats.packets.Add(1)
+			c.down.stats.dropped.Add(1)
+			continue
 		}
 		c.down.handle(buf[:n], s.cond.Load().down)
 	}

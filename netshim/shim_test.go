@@ -284,28 +284,7 @@ func TestLoss(t *testing.T) {
 			s := startShim(t, cfg)
 			client := dialShim(t, s)
 
-			var (
-				send func([]byte) error
-				recv *collector
-				stat func() DirStats
-			)
-			if dir == "up" {
-				recv = serve(t, server, false)
-				send = func(p []byte) error { _, err := client.Write(p); return err }
-				stat = func() DirStats { return s.Stats().Up }
-			} else {
-				// The client speaks first so the shim opens its connection;
-				// the server then answers the address it was reached from.
-				sink := serve(t, server, false)
-				if _, err := client.Write([]byte("hello")); err != nil {
-					t.Fatal(err)
-				}
-				waitFor(t, "hello at the server", func() bool { return sink.count() == 1 })
-				shimSide := sink.anySource()
-				recv = serve(t, client, false)
-				send = func(p []byte) error { _, err := server.WriteToUDPAddrPort(p, shimSide); return err }
-				stat = func() DirStats { return s.Stats().Down }
-			}
+			send, recv, stat := direction(t, dir, s, server, client)
 
 			sendWindowed(t, n, 100, send, func() int { return recv.count() + int(stat().Dropped) })
 			// A packet can arrive before the shim counts it as forwarded.
@@ -321,6 +300,26 @@ func TestLoss(t *testing.T) {
 			}
 		})
 	}
+}
+
+// direction returns, for dir ("up" or "down"), how to send a packet
+// through the shim s, what collects the packets arriving, and the
+// direction's stats.
+func direction(t *testing.T, dir string, s *Shim, server, client *net.UDPConn) (func([]byte) error, *collector, func() DirStats) {
+	if dir == "up" {
+		send := func(p []byte) error { _, err := client.Write(p); return err }
+		return send, serve(t, server, false), func() DirStats { return s.Stats().Up }
+	}
+	// The client speaks first so the shim opens its connection; the server
+	// then answers the address it was reached from.
+	sink := serve(t, server, false)
+	if _, err := client.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "hello at the server", func() bool { return sink.count() == 1 })
+	shimSide := sink.anySource()
+	send := func(p []byte) error { _, err := server.WriteToUDPAddrPort(p, shimSide); return err }
+	return send, serve(t, client, false), func() DirStats { return s.Stats().Down }
 }
 
 // inversions counts packets that arrived after a packet sent later.
@@ -643,5 +642,29 @@ func TestModelDecide(t *testing.T) {
 		if d := m.decide(now, Conditions{Jitter: 10 * time.Millisecond}); d.at.Before(now) {
 			t.Fatalf("delivery %v before read time", d.at.Sub(now))
 		}
+	}
+}
+
+// Drop drops exactly the packets it picks, in its direction only.
+func TestDrop(t *testing.T) {
+	const n = 400
+	for _, dir := range []string{"up", "down"} {
+		t.Run(dir, func(t *testing.T) {
+			server := listenLoopback(t)
+			odd := func(down bool, p []byte) bool { return down == (dir == "down") && len(p) == 4 && seqOf(p)%2 == 1 }
+			s := startShim(t, Config{Target: server.LocalAddr().String(), Drop: odd})
+			client := dialShim(t, s)
+			send, recv, stat := direction(t, dir, s, server, client)
+			sendWindowed(t, n, 100, send, func() int { return recv.count() + int(stat().Dropped) })
+			waitFor(t, "the counters to settle", func() bool { st := stat(); return st.Forwarded+st.Dropped >= n })
+			for _, p := range recv.received() {
+				if seqOf(p)%2 == 1 {
+					t.Fatalf("packet %d passed", seqOf(p))
+				}
+			}
+			if st := stat(); st.Dropped != n/2 || recv.count() != n/2 {
+				t.Errorf("stats %+v, %d received; want %d dropped and %d received", st, recv.count(), n/2, n/2)
+			}
+		})
 	}
 }

@@ -357,6 +357,22 @@ func docVectors(t *testing.T) []docVector {
 				}
 			}})
 	}
+	closing := Close{Code: CloseShutdown, Reason: "server shutting down"}
+	vs = append(vs, docVector{name: "close", enc: AppendClose(nil, closing),
+		split: func(s *splitter) {
+			s.comment("A close datagram (the payload a sealed packet carries): the server shutting down.")
+			c := closing
+			s.fields(&c, func() []byte { return AppendClose(nil, c) }, []named{{"version", 1}, {"type", 1}}, nil)
+		},
+		check: func(t *testing.T, doc []byte) {
+			got, err := DecodeClose(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != closing {
+				t.Errorf("decoded %+v, want %+v", got, closing)
+			}
+		}})
 	return vs
 }
 

@@ -6,6 +6,7 @@ import "github.com/rewind-gg/rewind/ecs"
 const (
 	DatagramInput    = 1 // client → server
 	DatagramSnapshot = 2 // server → client
+	DatagramClose    = 3 // server → client, on the sealed channel: the connection closes
 )
 
 // MaxInputs is the most inputs one input datagram carries (the redundancy cap).
@@ -78,7 +79,7 @@ func DatagramType(d []byte) (uint8, error) {
 		return 0, fail(ReasonLong, "datagram")
 	case d[0] != Version:
 		return 0, fail(ReasonVersion, "datagram")
-	case d[1] != DatagramInput && d[1] != DatagramSnapshot:
+	case d[1] != DatagramInput && d[1] != DatagramSnapshot && d[1] != DatagramClose:
 		return 0, fail(ReasonType, "datagram")
 	}
 	return d[1], nil

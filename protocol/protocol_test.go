@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rewind-gg/rewind/geom"
@@ -498,6 +499,31 @@ func TestPoseRoundingIsTheWiresQuantum(t *testing.T) {
 		v := geom.V((rng.Float64()-0.5)*200, (rng.Float64()-0.5)*20, (rng.Float64()-0.5)*200)
 		if got, want := v.Round(PosScale), VecValue(QuantizeVec(v)); got != want {
 			t.Fatalf("%v: rounded %v, the wire's %v", v, got, want)
+		}
+	}
+}
+
+func TestCloseDatagram(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	c, err := DecodeClose(AppendClose(nil, Close{Code: CloseIdle, Reason: long}))
+	if err != nil || c.Code != CloseIdle || c.Reason != long[:MaxCloseReason] {
+		t.Errorf("a long reason: %+v, %v; want it cut at %d bytes", c, err, MaxCloseReason)
+	}
+	good := AppendClose(nil, Close{Code: CloseMatchOver, Reason: "match over"})
+	for _, tc := range []struct {
+		name string
+		d    []byte
+		want Reason
+	}{
+		{"cut in the reason", good[:len(good)-1], ReasonShort},
+		{"no reason length", good[:3], ReasonShort},
+		{"a byte after the reason", append(slices.Clone(good), 0), ReasonLong},
+		{"a snapshot", []byte{Version, DatagramSnapshot, 0, 0}, ReasonType},
+		{"another version", append([]byte{Version + 1}, good[1:]...), ReasonVersion},
+	} {
+		var de *DecodeError
+		if _, err := DecodeClose(tc.d); !errors.As(err, &de) || de.Reason != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
 }

@@ -787,11 +787,55 @@ func (r *room) event(m *member, e protocol.Event) {
 func (r *room) kick(m *member, code quic.ApplicationErrorCode, reason string) {
 	m.kicked = true
 	m.log.Info().Str("reason", reason).Msg("kicked")
+	closes := r.sealCloses(code, reason, m)
 	r.srv.wg.Add(1)
 	go func() {
 		defer r.srv.wg.Done()
+		r.writeCloses(closes)
 		m.sess.conn.CloseWithError(code, reason)
 	}()
+}
+
+// closeCopies is how many sealed Close datagrams go before a connection's
+// CONNECTION_CLOSE: on the sealed channel a client sends QUIC packets only
+// for its keep-alive, too rarely for QUIC to send a lost close again
+// (docs/protocol.md, "Close").
+const closeCopies = 3
+
+// sealCloses seals the Close datagram, closeCopies times, for each of mems
+// on the sealed channel; nil when none is. The room seals (it owns its
+// sealers' sequence numbers); writeCloses writes, off its goroutine.
+func (r *room) sealCloses(code quic.ApplicationErrorCode, reason string, mems ...*member) *channel.Batch {
+	if r.sender == nil {
+		return nil
+	}
+	var b *channel.Batch
+	var payload []byte
+	for _, m := range mems {
+		peer := m.sess.peer.Load()
+		if !m.sess.sealed || peer == nil {
+			continue
+		}
+		if b == nil {
+			b = new(channel.Batch)
+			payload = protocol.AppendClose(nil, protocol.Close{Code: uint8(code), Reason: reason})
+		}
+		for range closeCopies {
+			b.Add(peer, payload)
+		}
+	}
+	return b
+}
+
+// writeCloses writes what sealCloses sealed (nil: nothing).
+func (r *room) writeCloses(b *channel.Batch) {
+	if b == nil {
+		return
+	}
+	failed, _ := r.srv.writer.Write(b)
+	for range failed {
+		r.srv.m.drop(dropSendFailed)
+	}
 }
 
 // snapshots encodes and queues every member's snapshot of the tick just
@@ -1019,10 +1063,21 @@ func (r *room) finish(why endReason) {
 	r.srv.m.matches[why].Inc()
 	r.srv.agones.roomClosed(r.id)
 	// Closing writes to the network and waits: not on the room's goroutine.
+	// The sealed Close datagrams go first, then each CONNECTION_CLOSE.
+	closes := r.sealCloses(code, reason, r.members...)
+	var sent sync.WaitGroup
+	sent.Add(1)
+	r.srv.wg.Add(1)
+	go func() {
+		defer r.srv.wg.Done()
+		defer sent.Done()
+		r.writeCloses(closes)
+	}()
 	for _, mem := range r.members {
 		r.srv.wg.Add(1)
 		go func() {
 			defer r.srv.wg.Done()
+			sent.Wait()
 			mem.sess.conn.CloseWithError(code, reason)
 		}()
 	}

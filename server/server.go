@@ -575,8 +575,10 @@ func (s *Server) Drain(ctx context.Context) error {
 }
 
 // closingPeriod is how long Shutdown keeps the transport open after closing
-// the connections, so that a lost close is sent again: several of a
-// client's ticks.
+// the connections, so that a lost close is sent again: quic-go answers a
+// closed connection's packets with its close for three probe timeouts, which
+// this covers on common paths. (A client on the sealed channel has also been
+// sent the Close datagram: it sends QUIC packets too rarely for this.)
 const closingPeriod = 300 * time.Millisecond
 
 // drainStuckBound is how long Drain waits, after its timeout, for the rooms

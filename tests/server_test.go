@@ -326,3 +326,44 @@ func (m metricFamilies) value(name, label, value string) float64 {
 	}
 	return -1
 }
+
+// A client on the sealed channel learns why the server closed its connection
+// even when every QUIC packet to it is lost from then on, CONNECTION_CLOSE
+// included: the sealed Close datagrams say it, long before its idle timeout.
+func TestSealedCloseWhenTheQUICCloseIsLost(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, nil)
+	var cut atomic.Bool
+	// Every QUIC packet has bit 0x40 set; no sealed packet does.
+	quicDown := func(down bool, p []byte) bool { return down && cut.Load() && len(p) > 0 && p[0]&0x40 != 0 }
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Drop: quicDown})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	c := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "r", Name: "a", Input: client.NewBot(client.BotConfig{Seed: 1})})
+	if ch := c.Welcome().Channel; ch != protocol.ChannelSealed {
+		t.Fatalf("channel %d, want the sealed channel", ch)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Run(context.Background()) }()
+	waitTicks(t, srv, "r", 20)
+	cut.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ce *client.CloseError
+		if !errors.As(err, &ce) || ce.Code != protocol.CloseShutdown || ce.Reason != "server shutting down" {
+			t.Errorf("Run returned %v, want the shutdown close reason", err)
+		}
+	case <-time.After(5 * time.Second): // the client's idle timeout is 10 s
+		t.Fatal("the client did not learn of the close within 5 s")
+	}
+	if st := sh.Stats().Down; st.Dropped == 0 {
+		t.Errorf("no QUIC packet was dropped on the way to the client: %+v", st)
+	}
+}

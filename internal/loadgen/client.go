@@ -116,13 +116,22 @@ func (c *client) join(ctx context.Context, room string, i int) error {
 }
 
 // snapshot opens a snapshot and keeps its header's clock and
-// acknowledgements; false: it did not open or decode.
+// acknowledgements, or a Close and leaves; false: it did not open or decode.
 func (c *client) snapshot(p []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out, _, _, err := c.opener.Open(c.payload[:0], p)
 	if err != nil {
 		return false
+	}
+	if len(out) >= 2 && out[1] == protocol.DatagramClose {
+		// The server closes the connection (its CONNECTION_CLOSE may be
+		// lost): leave, as the SDK does.
+		if _, err := protocol.DecodeClose(out); err != nil {
+			return false
+		}
+		go c.conn.CloseWithError(protocol.CloseNormal, "closed by the server")
+		return true
 	}
 	if err := protocol.DecodeSnapshotHeader(out, &c.header); err != nil {
 		return false
