@@ -348,7 +348,7 @@ func TestReplay(t *testing.T) {
 // (rewind_datagrams_dropped_total{reason}).
 func TestReasonLabels(t *testing.T) {
 	want := map[Reason]string{ReasonShort: "sealed_short", ReasonMarker: "sealed_version", ReasonSession: "sealed_session",
-		ReasonAuth: "sealed_auth", ReasonReplay: "sealed_replay", ReasonQueue: "sealed_queue", 0: "sealed_unknown"}
+		ReasonAuth: "sealed_auth", ReasonReplay: "sealed_replay", ReasonQueue: "sealed_queue", ReasonQUICQueue: "quic_queue", 0: "sealed_unknown"}
 	for r, label := range want {
 		if r.String() != label {
 			t.Errorf("Reason %d: %q, want %q", r, r.String(), label)
@@ -402,10 +402,18 @@ func listenUDP(t testing.TB) *net.UDPConn {
 
 func connect(t testing.TB) *loopback {
 	t.Helper()
+	udp := listenUDP(t)
+	return connectOn(t, udp, udp)
+}
+
+// connectOn is connect with the server's transport on pc, which reads the
+// server socket udp's QUIC packets (udp itself, or a Demux's QUIC()).
+func connectOn(t testing.TB, udp *net.UDPConn, pc net.PacketConn) *loopback {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l := &loopback{srvUDP: listenUDP(t)}
-	l.srvTr = &quic.Transport{Conn: l.srvUDP}
+	l := &loopback{srvUDP: udp}
+	l.srvTr = &quic.Transport{Conn: pc}
 	l.cliTr = &quic.Transport{Conn: listenUDP(t)}
 	t.Cleanup(func() { l.cliTr.Close(); l.srvTr.Close() })
 	qc := &quic.Config{EnableDatagrams: true}
@@ -507,15 +515,15 @@ func primeNonQUIC(tr *quic.Transport) {
 	tr.ReadNonQUICPacket(ctx, make([]byte, 1))
 }
 
+// startDemux starts a Demux on a server socket, and a QUIC connection to
+// it whose server transport reads the Demux's QUIC packets.
 func startDemux(t *testing.T) *demuxed {
 	t.Helper()
-	l := connect(t)
-	dm := &demuxed{loopback: l, drops: make(chan Reason, 100), migrate: make(chan [2]net.Addr, 10)}
-	dm.d = NewDemux(DemuxConfig{Transport: l.srvTr,
+	udp := listenUDP(t)
+	dm := &demuxed{drops: make(chan Reason, 100), migrate: make(chan [2]net.Addr, 10)}
+	dm.d = NewDemux(DemuxConfig{Conn: udp,
 		Drop:    func(r Reason) { dm.drops <- r },
 		Migrate: func(from, to net.Addr) { dm.migrate <- [2]net.Addr{from, to} }})
-	primeNonQUIC(l.srvTr)
-	primeNonQUIC(l.cliTr)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- dm.d.Run(ctx) }()
@@ -530,6 +538,8 @@ func startDemux(t *testing.T) *demuxed {
 			t.Error("Run did not return when its context ended") // (its goroutine leaks)
 		}
 	})
+	dm.loopback = connectOn(t, udp, dm.d.QUIC())
+	primeNonQUIC(dm.cliTr)
 	return dm
 }
 

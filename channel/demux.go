@@ -4,19 +4,27 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/quic-go/quic-go"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // DemuxConfig configures a Demux.
 type DemuxConfig struct {
-	// Transport is the server's QUIC transport: sealed packets share its
-	// socket.
-	Transport *quic.Transport
+	// Conn is the server's socket. The Demux alone reads it: it opens the
+	// sealed packets itself and hands the QUIC packets to the QUIC
+	// transport built on QUIC().
+	Conn *net.UDPConn
+	// QUICQueue is how many QUIC packets may wait for the transport to read
+	// them (default 1024); past that they are dropped, as ReasonQUICQueue.
+	QUICQueue int
 	// Drop is called with every dropped packet's reason, from the Demux's
 	// goroutine.
 	Drop func(Reason)
@@ -25,14 +33,33 @@ type DemuxConfig struct {
 	Migrate func(from, to net.Addr)
 }
 
-// Demux is the server's end of the sealed channel: it reads the non-QUIC
-// packets of the transport, routes them by session id to their Peers and
-// opens them, and hands each payload to its session on the Demux's own
-// goroutine: a packet crosses no other goroutine on its way in.
+// demuxBatch is how many packets one read takes from the socket
+// (recvmmsg(2) on Linux), and demuxBuffer the size of each packet's
+// buffer: room for a sealed packet and for the largest QUIC packet quic-go
+// sends (1452 bytes). A packet that fills the buffer may have been cut.
+const (
+	demuxBatch  = 64
+	demuxBuffer = 2048
+)
+
+// Demux is the server's end of the sealed channel. It reads the server's
+// socket in batches, routes each sealed packet by session id to its Peer,
+// opens it and hands the payload to its session on the Demux's own
+// goroutine: a packet crosses no other goroutine on its way in, and one
+// wakeup serves every packet that came since the last. The QUIC packets it
+// queues for the QUIC transport (quic.Transport{Conn: d.QUIC()}), which are
+// few on the sealed channel: the control stream, acknowledgements,
+// keep-alives. quic-go's own queue of non-QUIC packets (32, dropped
+// silently when full) is not on this path.
 type Demux struct {
 	cfg   DemuxConfig
 	mu    sync.RWMutex
 	peers map[uint32]*Peer
+	quic  *quicConn
+	// read takes a batch of packets from the socket: ipv4's or ipv6's
+	// ReadBatch, whichever family the socket is.
+	read func([]ipv4.Message, int) (int, error)
+	msgs []ipv4.Message
 }
 
 // NewDemux returns a Demux; Run reads its packets.
@@ -40,33 +67,87 @@ func NewDemux(cfg DemuxConfig) *Demux {
 	if cfg.Drop == nil {
 		cfg.Drop = func(Reason) {}
 	}
-	return &Demux{cfg: cfg, peers: map[uint32]*Peer{}}
+	if cfg.QUICQueue <= 0 {
+		cfg.QUICQueue = 1024
+	}
+	d := &Demux{cfg: cfg, peers: map[uint32]*Peer{}, msgs: make([]ipv4.Message, demuxBatch)}
+	if a, ok := cfg.Conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
+		d.read = ipv4.NewPacketConn(cfg.Conn).ReadBatch
+	} else {
+		d.read = ipv6.NewPacketConn(cfg.Conn).ReadBatch
+	}
+	d.quic = newQUICConn(cfg.Conn, cfg.QUICQueue)
+	for i := range d.msgs {
+		d.msgs[i].Buffers = [][]byte{make([]byte, demuxBuffer)}
+	}
+	return d
 }
 
-// Run reads and routes packets until ctx ends or the transport closes.
+// QUIC is the packet connection the server's QUIC transport reads: the
+// QUIC packets of the socket, queued by Run. Its writes go to the socket;
+// its buffer sizes and socket options are the socket's.
+func (d *Demux) QUIC() net.PacketConn { return d.quic }
+
+// Run reads and routes packets until ctx ends (context.Cause's error) or
+// the socket closes (nil). When it returns, reads of QUIC() fail too: the
+// QUIC transport stops reading.
 func (d *Demux) Run(ctx context.Context) error {
-	buf := make([]byte, MaxPacket+1) // one more: a longer packet shows
+	defer d.quic.Close()
+	stop := context.AfterFunc(ctx, func() { d.cfg.Conn.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
 	for {
-		n, from, err := d.cfg.Transport.ReadNonQUICPacket(ctx, buf)
+		n, err := d.read(d.msgs, 0)
 		if err != nil {
-			return err
+			switch {
+			case ctx.Err() != nil:
+				return context.Cause(ctx)
+			case errors.Is(err, net.ErrClosed):
+				return nil
+			}
+			return fmt.Errorf("channel: read: %w", err)
 		}
-		p := buf[:n]
-		id, err := Session(p)
-		if err != nil {
-			d.cfg.Drop(ReasonOf(err))
-			continue
+		for i := range d.msgs[:n] {
+			d.route(&d.msgs[i])
 		}
-		d.mu.RLock()
-		peer := d.peers[id]
-		d.mu.RUnlock()
-		if peer == nil {
-			d.cfg.Drop(ReasonSession)
-			continue
+	}
+}
+
+// route takes one packet read: QUIC packets to the transport's queue (the
+// buffer goes with it, and the message gets another), sealed ones opened
+// for their Peer.
+func (d *Demux) route(m *ipv4.Message) {
+	p := m.Buffers[0][:m.N]
+	if len(p) == 0 {
+		return
+	}
+	// Every QUIC packet has the fixed bit (0x40) set or is a long header
+	// (0x80); a sealed packet's marker has neither (docs/protocol.md).
+	if p[0]&0xc0 != 0 {
+		if len(p) == demuxBuffer { // cut: it would not decrypt
+			d.cfg.Drop(ReasonQUICQueue)
+			return
 		}
-		if r := peer.receive(p, from); r != 0 {
-			d.cfg.Drop(r)
+		if d.quic.queue(p, m.Addr) {
+			m.Buffers[0] = d.quic.buffer()
+		} else {
+			d.cfg.Drop(ReasonQUICQueue)
 		}
+		return
+	}
+	id, err := Session(p)
+	if err != nil {
+		d.cfg.Drop(ReasonOf(err))
+		return
+	}
+	d.mu.RLock()
+	peer := d.peers[id]
+	d.mu.RUnlock()
+	if peer == nil {
+		d.cfg.Drop(ReasonSession)
+		return
+	}
+	if r := peer.receive(p, m.Addr); r != 0 {
+		d.cfg.Drop(r)
 	}
 }
 
@@ -161,8 +242,9 @@ func (p *Peer) receive(pkt []byte, from net.Addr) Reason {
 	}
 	// Only an authentic packet, and the newest yet (a late one from the old
 	// address must not move the client back), moves the address.
-	if old := p.Addr(); newest && from.String() != old.String() {
-		p.addr.Store(&from)
+	if old := p.Addr(); newest && !sameAddr(from, old) {
+		to := from // only a migration's address goes to the heap
+		p.addr.Store(&to)
 		p.migrations.Add(1)
 		if p.d.cfg.Migrate != nil {
 			p.d.cfg.Migrate(old, from)
@@ -185,7 +267,7 @@ func (p *Peer) Seal(dst, payload []byte) ([]byte, net.Addr) {
 func (p *Peer) Send(b []byte) error {
 	var to net.Addr
 	p.out, to = p.Seal(p.out[:0], b)
-	if _, err := p.d.cfg.Transport.WriteTo(p.out, to); err != nil {
+	if _, err := p.d.cfg.Conn.WriteTo(p.out, to); err != nil {
 		return fmt.Errorf("channel: send: %w", err)
 	}
 	return nil
@@ -198,4 +280,15 @@ func (p *Peer) Close() {
 		delete(p.d.peers, p.id)
 		p.d.mu.Unlock()
 	})
+}
+
+// sameAddr says whether two addresses are the same UDP address, without
+// the allocations of comparing their strings (once a packet).
+func sameAddr(a, b net.Addr) bool {
+	ua, ok1 := a.(*net.UDPAddr)
+	ub, ok2 := b.(*net.UDPAddr)
+	if ok1 && ok2 {
+		return ua.Port == ub.Port && ua.Zone == ub.Zone && ua.IP.Equal(ub.IP)
+	}
+	return a.String() == b.String()
 }

@@ -45,6 +45,9 @@ const (
 	ReasonAuth                      // it does not authenticate: tampered, or another key
 	ReasonReplay                    // its sequence number was seen, or is too old
 	ReasonQueue                     // authentic, but its session had no room for it (or an older one)
+	// ReasonQUICQueue is a QUIC packet the Demux could not hand to the QUIC
+	// transport: its queue was full (or the packet was cut).
+	ReasonQUICQueue
 )
 
 // String is the reason's label in metrics.
@@ -62,6 +65,8 @@ func (r Reason) String() string {
 		return "sealed_replay"
 	case ReasonQueue:
 		return "sealed_queue"
+	case ReasonQUICQueue:
+		return "quic_queue"
 	}
 	return "sealed_unknown"
 }

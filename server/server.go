@@ -45,14 +45,16 @@ type Server struct {
 	results   *results.Writer // nil: results are only logged
 	agones    *agonesHost     // nil: not under Agones
 
-	udp     *net.UDPConn
-	tr      *quic.Transport
-	demux   *channel.Demux  // the sealed channel's, nil with datagrams.channel = quic
-	writer  *channel.Writer // writes the rooms' sealed snapshots, nil with datagrams.channel = quic
-	ln      *quic.Listener
-	admin   *httpListener
-	pprof   *httpListener
-	started atomic.Bool
+	udp   *net.UDPConn
+	tr    *quic.Transport
+	demux *channel.Demux // the sealed channel's, nil with datagrams.channel = quic
+	// demuxDone is closed when the Demux stops reading (the socket closed).
+	demuxDone chan struct{}
+	writer    *channel.Writer // writes the rooms' sealed snapshots, nil with datagrams.channel = quic
+	ln        *quic.Listener
+	admin     *httpListener
+	pprof     *httpListener
+	started   atomic.Bool
 
 	mu       sync.Mutex
 	rooms    map[string]*room
@@ -244,7 +246,28 @@ func (s *Server) Start() error {
 	if s.udp, err = net.ListenUDP(network, addr); err != nil {
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
 	}
-	s.tr = &quic.Transport{Conn: s.udp,
+	// On the sealed channel the Demux reads the socket: it opens the sealed
+	// packets (nearly all of them) on its goroutine, a batch a read, and
+	// queues the QUIC packets for the transport. With QUIC DATAGRAMs the
+	// transport reads the socket itself.
+	var quicConn net.PacketConn = s.udp
+	if s.cfg.Datagrams.Channel == ChannelSealed {
+		s.writer = channel.NewWriter(s.udp)
+		s.demux = channel.NewDemux(channel.DemuxConfig{Conn: s.udp,
+			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
+			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() }})
+		s.demuxDone = make(chan struct{})
+		go func() {
+			defer close(s.demuxDone)
+			// It reads until the socket closes, after the connections'
+			// closing period: the transport needs its packets to the end.
+			if err := s.demux.Run(context.Background()); err != nil {
+				s.log.Error().Err(err).Msg("the server's socket failed: no packets are read any more")
+			}
+		}()
+		quicConn = s.demux.QUIC()
+	}
+	s.tr = &quic.Transport{Conn: quicConn,
 		// A source holds at most limits.handshakes_per_source connections
 		// that have not joined; the slot is freed when the connection joins
 		// or ends (the context ends when the handshake fails too).
@@ -261,7 +284,7 @@ func (s *Server) Start() error {
 	}
 	ln, err := s.tr.Listen(s.tls, qc)
 	if err != nil {
-		s.udp.Close()
+		s.closeSocket()
 		return fmt.Errorf("server: listen %s: %w", s.cfg.Listen, err)
 	}
 	s.ln = ln
@@ -278,17 +301,6 @@ func (s *Server) Start() error {
 		if s.pprof, err = s.listenHTTP(s.cfg.Pprof.Listen, pprofMux(), "pprof"); err != nil {
 			return fail(err)
 		}
-	}
-	if s.cfg.Datagrams.Channel == ChannelSealed {
-		s.writer = channel.NewWriter(s.udp)
-		s.demux = channel.NewDemux(channel.DemuxConfig{Transport: s.tr,
-			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
-			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() }})
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.demux.Run(s.ctx)
-		}()
 	}
 	s.wg.Add(1)
 	go s.accept()
@@ -319,8 +331,17 @@ func (s *Server) closeListeners() {
 		}
 	}
 	s.ln.Close()
+	s.closeSocket()
+}
+
+// closeSocket closes the transport and the socket, and waits for the Demux
+// that reads it.
+func (s *Server) closeSocket() {
 	s.tr.Close()
 	s.udp.Close()
+	if s.demuxDone != nil {
+		<-s.demuxDone
+	}
 }
 
 // Addr returns the address the server listens on.
@@ -649,8 +670,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			case <-ctx.Done():
 			}
 		}
-		s.tr.Close()
-		s.udp.Close()
+		s.closeSocket()
 	}
 	if s.results != nil {
 		if cerr := s.results.Close(); cerr != nil && err == nil {
