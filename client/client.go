@@ -273,10 +273,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	tr := &quic.Transport{Conn: udp}
-	// Keep-alives every second: on the sealed channel the connection is
-	// otherwise quiet, and the server answers a packet with its
-	// CONNECTION_CLOSE again if the first was lost. (The server measures
-	// the round trip from snapshots and inputs, not from these.)
+	// On the sealed channel the connection is otherwise quiet: the server
+	// keeps it alive (a PING after a third of its idle timeout without a
+	// packet), and the client's keep-alive is the fallback. Nothing else
+	// needs them: the server measures the round trip from snapshots and
+	// inputs, and sends its close on the sealed channel too.
 	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: KeepAlive})
 	if err != nil {
 		tr.Close()
@@ -516,9 +517,12 @@ func (c *Client) readEvents() {
 	}
 }
 
-// KeepAlive is how often a client sends a QUIC PING when nothing else went
-// on its connection (docs/protocol.md).
-const KeepAlive = time.Second
+// KeepAlive is how long a client's connection waits without a packet before
+// it sends a QUIC PING: half the idle timeout, quic-go's ceiling; the
+// server's keep-alive comes first (docs/protocol.md). Each PING costs the
+// server a QUIC packet and an acknowledgement, and buys nothing on the
+// sealed channel.
+const KeepAlive = 5 * time.Second
 
 // CloseError is why the server closed the connection.
 type CloseError struct {

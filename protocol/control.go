@@ -29,14 +29,23 @@ const (
 // WriteFrame writes one control frame: a big-endian u16 length of what
 // follows, the message type, the payload.
 func WriteFrame(w io.Writer, buf []byte, typ uint8, payload []byte) ([]byte, error) {
+	buf, err := AppendFrame(buf[:0], typ, payload)
+	if err != nil {
+		return buf, err
+	}
+	_, err = w.Write(buf)
+	return buf, err
+}
+
+// AppendFrame appends one control frame to buf: several appended frames
+// written at once go out in one QUIC packet where they fit.
+func AppendFrame(buf []byte, typ uint8, payload []byte) ([]byte, error) {
 	if 1+len(payload) > MaxControl {
 		return buf, fmt.Errorf("protocol: control message of %d bytes is over %d", 1+len(payload), MaxControl)
 	}
-	buf = appendU16(buf[:0], uint16(1+len(payload)))
+	buf = appendU16(buf, uint16(1+len(payload)))
 	buf = append(buf, typ)
-	buf = append(buf, payload...)
-	_, err := w.Write(buf)
-	return buf, err
+	return append(buf, payload...), nil
 }
 
 // ReadFrame reads one control frame into buf (grown as needed) and returns

@@ -464,15 +464,28 @@ func (se *session) send() {
 // writeEvents writes the room's events to the control stream.
 func (se *session) writeEvents(stream *quic.Stream) {
 	defer se.srv.wg.Done()
-	var payload, frame []byte
+	var payload, frames []byte
 	for {
 		select {
 		case <-se.done:
 			return
 		case ev := <-se.ctrl:
-			payload = protocol.AppendEvent(payload[:0], &ev)
-			var err error
-			if frame, err = protocol.WriteFrame(stream, frame, protocol.MsgEvent, payload); err != nil {
+			// The events queued since the last write (a room queues a tick's
+			// at once) go in one write: one QUIC packet, one acknowledgement.
+			frames = frames[:0]
+			for more := true; more; {
+				payload = protocol.AppendEvent(payload[:0], &ev)
+				var err error
+				if frames, err = protocol.AppendFrame(frames, protocol.MsgEvent, payload); err != nil {
+					return
+				}
+				select {
+				case ev = <-se.ctrl:
+				default:
+					more = false
+				}
+			}
+			if _, err := stream.Write(frames); err != nil {
 				return
 			}
 		}
