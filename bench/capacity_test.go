@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"maps"
@@ -19,6 +20,8 @@ var (
 	settle   = flag.Duration("capacity.settle", 2*time.Second, "how long the capacity benchmark lets a step settle before measuring it")
 	window   = flag.Duration("capacity.window", 5*time.Second, "how long the capacity benchmark measures each step")
 	profile  = flag.String("capacity.cpuprofile", "", "write the Rewind server's CPU profile to this file")
+	// roundsAt8: an odd number, so that the median is a round.
+	roundsAt8 = flag.Int("capacity.rounds", 3, "how many rounds of Rewind and the UDP floor at 8 rooms the capacity benchmark measures")
 	// layoutRooms: below the saturation BenchmarkCapacity finds, so that
 	// every layout keeps up and the CPU compares.
 	layoutRooms = flag.Int("layout.rooms", 48, "how many rooms BenchmarkLayout runs in each layout")
@@ -51,6 +54,7 @@ type step struct {
 	ticks     float64 // ticks simulated / ticks due
 	applied   float64 // inputs applied / inputs due
 	fleetLate float64 // the share of the fleet's send slots served late
+	fleetCPU  float64 // the fleets' CPU, in cores (each fleet has one)
 	// up and down are the average packet sizes (bytes) and rates (packets a
 	// second per client) the clients saw.
 	upSize, downSize float64
@@ -82,8 +86,8 @@ func (s step) String() string {
 	if s.halved > 0 {
 		fmt.Fprintf(&trouble, "  halved %d", s.halved)
 	}
-	return fmt.Sprintf("%4d rooms  cpu %7.0f µs/room-s  room %5.0f µs/room-s  late>5ms %5.2f%%  overruns %d  ticks %5.3f  applied %5.3f  fleet late %5.2f%%  up %3.0f B × %4.1f/s  down %3.0f B × %4.1f/s%s",
-		s.rooms, s.cpu, s.room, 100*s.late, s.overruns, s.ticks, s.applied, 100*s.fleetLate, s.upSize, s.upRate, s.downSize, s.downRate, trouble.String())
+	return fmt.Sprintf("%4d rooms  cpu %7.0f µs/room-s  room %5.0f µs/room-s  late>5ms %5.2f%%  overruns %d  ticks %5.3f  applied %5.3f  fleet late %5.2f%% cpu %3.0f%%  up %3.0f B × %4.1f/s  down %3.0f B × %4.1f/s%s",
+		s.rooms, s.cpu, s.room, 100*s.late, s.overruns, s.ticks, s.applied, 100*s.fleetLate, 100*s.fleetCPU, s.upSize, s.upRate, s.downSize, s.downRate, trouble.String())
 }
 
 // rig is servers (Rewind's or a floor's), each in its own process, and a
@@ -143,10 +147,11 @@ func (r *rig) grow(tb testing.TB, n int) {
 
 // sample is a rig's counters at one instant, summed over its processes.
 type sample struct {
-	at    time.Time
-	cpu   time.Duration
-	srv   serverStats
-	fleet loadgen.Stats
+	at       time.Time
+	cpu      time.Duration
+	fleetCPU time.Duration
+	srv      serverStats
+	fleet    loadgen.Stats
 }
 
 func (r *rig) sample(tb testing.TB) sample {
@@ -154,6 +159,9 @@ func (r *rig) sample(tb testing.TB) sample {
 	var s sample
 	for _, c := range r.servers {
 		s.cpu += c.cpu(tb)
+	}
+	for _, c := range r.fleets {
+		s.fleetCPU += c.cpu(tb)
 	}
 	s.at = time.Now()
 	for i := range r.servers {
@@ -220,7 +228,8 @@ func (r *rig) measure(tb testing.TB, settle, window time.Duration) step {
 	secs := b.at.Sub(a.at).Seconds()
 	roomSecs := float64(r.rooms) * secs
 	clientSecs := roomSecs * players
-	s := step{rooms: r.rooms, seconds: secs, cpu: float64((b.cpu - a.cpu).Microseconds()) / roomSecs}
+	s := step{rooms: r.rooms, seconds: secs, cpu: float64((b.cpu - a.cpu).Microseconds()) / roomSecs,
+		fleetCPU: (b.fleetCPU - a.fleetCPU).Seconds() / secs / float64(len(r.fleets))}
 	up, down := b.fleet.Sent-a.fleet.Sent, b.fleet.Recv-a.fleet.Recv
 	s.upRate, s.downRate = float64(up)/clientSecs, float64(down)/clientSecs
 	if up > 0 {
@@ -296,14 +305,22 @@ func nextRooms(n int) int {
 //
 // The server runs alone on CPU 0 with GOMAXPROCS=1, the clients (12 a room,
 // 20 inputs a second each on a random phase, reading 20 snapshots a second)
-// on CPU 1. Rooms are added (1, 8, 16, …, 8 at a time) until the server no longer keeps
-// up: more than 1% of ticks start over 5 ms late, any tick overruns, ticks
-// are skipped, or under 99% of the clients' inputs are applied in time. It reports rooms/core (the most rooms it kept up
-// with), the server's CPU per room-second at 1 and 8 rooms and at that
-// number, the room goroutines' own share, and, at 8 rooms, the CPU of a
-// plain UDP echo and of a minimal quic-go DATAGRAM echo serving the same
-// clients with packets of Rewind's measured sizes, and Rewind's ratio to
-// each and to the UDP floor plus the room goroutines' own cost.
+// on CPU 1.
+//
+// First, rounds at 8 rooms (-capacity.rounds, 3): Rewind's server, then a
+// plain UDP echo serving the same clients with packets of the sizes
+// Rewind's had; and once a minimal quic-go DATAGRAM echo. Each round's
+// ratio compares two neighbouring measurements: the machine's speed drifts
+// over minutes, more than the ratio's own spread. The median round is
+// reported: the server's CPU per room-second at 8 rooms, the room
+// goroutines' own share, the floors', and Rewind's ratio to each floor and
+// to the UDP floor plus the room goroutines' own cost.
+//
+// Then rooms are added to one server (1, 8, 16, …, 8 at a time, 16 past
+// 128) until it no longer keeps up: more than 1% of ticks start over 5 ms
+// late, any tick overruns, ticks are skipped, or under 99% of the clients'
+// inputs are applied in time. It reports rooms/core (the most rooms it kept
+// up with) and the CPU per room-second at 1 room and at that number.
 func BenchmarkCapacity(b *testing.B) {
 	if testing.Short() {
 		b.Skip("runs servers and fleets of clients for minutes")
@@ -313,17 +330,47 @@ func BenchmarkCapacity(b *testing.B) {
 	}
 }
 
+// round is one round at 8 rooms: Rewind and the UDP floor.
+type round struct{ rewind, udp step }
+
+// ratio is Rewind's CPU over the UDP floor's plus the room goroutines' own.
+func (r round) ratio() float64 { return r.rewind.cpu / (r.udp.cpu + r.rewind.room) }
+
 func capacity(b *testing.B) {
+	var rounds []round
+	var quic step
+	for i := range *roundsAt8 {
+		r := newRig(b, "server", loadgen.Rewind, 0, 0, single)
+		r.grow(b, 8)
+		s := r.measure(b, *settle, *window)
+		r.stop()
+		say("round %d, rewind: %s", i+1, s)
+		if !s.keptUp() {
+			b.Fatalf("the server did not keep up with 8 rooms")
+		}
+		up, down := int(math.Round(s.upSize)), int(math.Round(s.downSize))
+		rd := round{rewind: s, udp: floor(b, "echo-udp", loadgen.FloorUDP, up, down)}
+		say("round %d, echo-udp: %s  (rewind/(udp+room) %.3f)", i+1, rd.udp, rd.ratio())
+		rounds = append(rounds, rd)
+		if i == 0 {
+			quic = floor(b, "echo-quic", loadgen.FloorQUIC, up, down)
+			say("echo-quic: %s", quic)
+		}
+	}
+	slices.SortFunc(rounds, func(a, b round) int { return cmp.Compare(a.ratio(), b.ratio()) })
+	at8 := rounds[len(rounds)/2]
+
 	r := newRig(b, "server", loadgen.Rewind, 0, 0, single)
-	var steps []step
-	var kept, at8 step
+	var first, kept step
 	for n := 1; n <= *maxRooms; n = nextRooms(n) {
 		r.grow(b, n)
 		s := r.measure(b, *settle, *window)
-		steps = append(steps, s)
 		say("rewind: %s", s)
-		if n == 1 && s.applied < 0.9 {
-			b.Fatalf("1 room: %.0f%% of the inputs due were applied: the clients are not playing", 100*s.applied)
+		if n == 1 {
+			first = s
+			if s.applied < 0.9 {
+				b.Fatalf("1 room: %.0f%% of the inputs due were applied: the clients are not playing", 100*s.applied)
+			}
 		}
 		if s.fleetLate > lateShare {
 			say("the clients' process fell behind at %d rooms (%.1f%% of send slots late): rooms/core is at least %d", n, 100*s.fleetLate, kept.rooms)
@@ -333,45 +380,35 @@ func capacity(b *testing.B) {
 			break
 		}
 		kept = s
-		if n == 8 {
-			at8 = s
-		}
 	}
 	r.stop()
 	if kept.rooms == 0 {
 		b.Fatal("the server did not keep up with one room")
 	}
-	if at8.rooms == 0 {
-		b.Fatalf("the server did not keep up with 8 rooms")
-	}
-	up, down := int(math.Round(at8.upSize)), int(math.Round(at8.downSize))
-	floors := map[string]step{}
-	for _, f := range []struct {
-		kind string
-		mode loadgen.Mode
-	}{{"echo-udp", loadgen.FloorUDP}, {"echo-quic", loadgen.FloorQUIC}} {
-		fr := newRig(b, f.kind, f.mode, up, down, single)
-		fr.grow(b, 8)
-		s := fr.measure(b, *settle, *window)
-		fr.stop()
-		say("%s: %s", f.kind, s)
-		if s.downRate < 0.9*float64(tickRate) {
-			b.Fatalf("%s: %.1f replies a second per client, %d due", f.kind, s.downRate, tickRate)
-		}
-		floors[f.kind] = s
-	}
-	udp, quic := floors["echo-udp"].cpu, floors["echo-quic"].cpu
 	b.ReportMetric(float64(kept.rooms), "rooms/core")
-	b.ReportMetric(steps[0].cpu, "cpu-µs/room-s@1")
-	b.ReportMetric(at8.cpu, "cpu-µs/room-s@8")
+	b.ReportMetric(first.cpu, "cpu-µs/room-s@1")
+	b.ReportMetric(at8.rewind.cpu, "cpu-µs/room-s@8")
 	b.ReportMetric(kept.cpu, fmt.Sprintf("cpu-µs/room-s@%d", kept.rooms))
-	b.ReportMetric(at8.room, "room-µs/room-s@8")
-	b.ReportMetric(udp, "udp-µs/room-s@8")
-	b.ReportMetric(quic, "quic-µs/room-s@8")
-	b.ReportMetric(at8.cpu/udp, "rewind/udp@8")
-	b.ReportMetric(at8.cpu/quic, "rewind/quic@8")
-	b.ReportMetric(at8.cpu/(udp+at8.room), "rewind/(udp+room)@8")
-	b.ReportMetric(at8.downSize*at8.downRate*8/1000, "down-kbit/s/client")
+	b.ReportMetric(at8.rewind.room, "room-µs/room-s@8")
+	b.ReportMetric(at8.udp.cpu, "udp-µs/room-s@8")
+	b.ReportMetric(quic.cpu, "quic-µs/room-s@8")
+	b.ReportMetric(at8.rewind.cpu/at8.udp.cpu, "rewind/udp@8")
+	b.ReportMetric(at8.rewind.cpu/quic.cpu, "rewind/quic@8")
+	b.ReportMetric(at8.ratio(), "rewind/(udp+room)@8")
+	b.ReportMetric(at8.rewind.downSize*at8.rewind.downRate*8/1000, "down-kbit/s/client")
+}
+
+// floor measures a floor's server serving 8 rooms of clients that send up
+// bytes and get down bytes back.
+func floor(b *testing.B, kind string, mode loadgen.Mode, up, down int) step {
+	fr := newRig(b, kind, mode, up, down, single)
+	fr.grow(b, 8)
+	s := fr.measure(b, *settle, *window)
+	fr.stop()
+	if s.downRate < 0.9*float64(tickRate) {
+		b.Fatalf("%s: %.1f replies a second per client, %d due", kind, s.downRate, tickRate)
+	}
+	return s
 }
 
 // TestCapacityRig checks the benchmark's parts on one room: Rewind clients
