@@ -2,8 +2,11 @@ package replay_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -265,6 +268,66 @@ func TestCorruptByte(t *testing.T) {
 		}
 		t.Logf("byte %d flipped: %v", at.off+pos, err)
 	}
+}
+
+// A simulation other than the one that recorded the match (here the
+// recording's own setup with one weapon's damage doubled, its header made
+// whole again) is caught at the first tick whose events differ: the error
+// names that tick and its step record, and the ticks before it matched.
+func TestDivergenceNamesTheFirstDifferingTick(t *testing.T) {
+	_, path := recordMatch(t)
+	data := readFile(t, path)
+	rd := open(t, data)
+	setup := rd.Setup()
+	// The first tick where a weapon's damage shows: a hit that deals some.
+	first, weapon := int64(-1), -1
+	if _, err := replay.Run(rd, replay.Config{OnTick: func(tk *replay.Tick) error {
+		for _, ev := range tk.Sim.Events.Shots {
+			if first < 0 && ev.Damage != 0 {
+				first, weapon = tk.Tick, int(ev.Weapon)
+			}
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if first <= 0 {
+		t.Fatalf("the first damaging hit is at tick %d: want one after the first tick", first)
+	}
+	setup.Weapons[weapon].Damage *= 2
+	js, err := json.Marshal(&setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header as docs/replay.md lays it out; the records as recorded.
+	n := binary.LittleEndian.Uint32(data[len(replay.Magic)+2:])
+	records := data[len(replay.Magic)+2+4+int(n)+4:]
+	changed := binary.LittleEndian.AppendUint16([]byte(replay.Magic), replay.Version)
+	changed = binary.LittleEndian.AppendUint32(changed, uint32(len(js)))
+	changed = append(changed, js...)
+	changed = binary.LittleEndian.AppendUint32(changed, crc32.Checksum(changed[len(replay.Magic):], crc32.MakeTable(crc32.Castagnoli)))
+	stepAt := int64(len(changed))
+	changed = append(changed, records...)
+	recs, _ := offsets(t, changed)
+	for _, r := range recs {
+		if r.typ == replay.RecordStep && r.steps == first {
+			stepAt = r.off
+			break
+		}
+	}
+
+	res, err := replay.Run(open(t, changed), replay.Config{})
+	var de *replay.DivergenceError
+	if !errors.As(err, &de) || de.Tick != first || de.Offset != stepAt || de.Recorded == de.Replayed {
+		t.Fatalf("%s damage doubled: %v; want the events of tick %d (the step record at byte %d) named", setup.Weapons[weapon].Name, err, first, stepAt)
+	}
+	if want := fmt.Sprintf("replay: tick %d (record at byte %d): events differ: ", first, stepAt); !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("the error %q does not start %q", err, want)
+	}
+	if res.Verified || res.Ticks != first+1 {
+		t.Errorf("%d ticks simulated (verified %v), want the %d before the divergence and the one that differs", res.Ticks, res.Verified, first)
+	}
+	t.Logf("%s damage doubled: %v", setup.Weapons[weapon].Name, err)
 }
 
 // syncBuffer is a bytes.Buffer the writer goroutine writes while the test

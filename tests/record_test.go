@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/internal/browsertest"
@@ -210,6 +211,25 @@ func TestRecordingFailureDoesNotStopTheMatch(t *testing.T) {
 	}
 	if n := counter(t, srv, "rewind_recordings_total", "outcome", "failed"); n != 1 {
 		t.Errorf("rewind_recordings_total{outcome=failed} = %v, want 1", n)
+	}
+}
+
+// A server whose record.dir cannot take a file refuses to start, naming
+// the key: better than a fleet of matches silently not recorded.
+func TestUnwritableRecordDirRefusesToStart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.DefaultConfig()
+	cfg.Listen, cfg.Admin.Listen = "127.0.0.1:0", ""
+	cfg.Record.Dir = filepath.Join(file, "rec") // under a file: no directory can be made there
+	srv, err := server.New(cfg, zerolog.Nop())
+	if err == nil || !strings.Contains(err.Error(), "record.dir") {
+		if srv != nil {
+			srv.Shutdown(context.Background())
+		}
+		t.Fatalf("server.New with record.dir under a file: %v; want an error naming record.dir", err)
 	}
 }
 

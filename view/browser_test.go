@@ -64,6 +64,7 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"tick-title":  fmt.Sprintf("tick %d of 0–119", hitTick),
+		"tick-info":   fmt.Sprintf("%.2f s · 2 players alive · 1 shot decision this tick", float64(hitTick)/20),
 		"shot-title":  fmt.Sprintf("shot 1 of %d · tick %d", len(f.m.Shots), hitTick),
 		"shot-who":    "alice → bob",
 		"shot-weapon": "rifle (hitscan)",

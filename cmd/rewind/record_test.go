@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +54,56 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		code, out, errOut = runCmd(t, "replay", file, "--window", "0")
 		if code != 0 || !regexp.MustCompile(`under window=0 max_unlag=0 resolution=0: \d+ hits \(recorded \d+\)`).MatchString(out) {
 			t.Fatalf("replay --window 0: exit %d\n%s%s", code, out, errOut)
+		}
+		// The other lag-compensation settings, a weapon's cap among them.
+		code, out, errOut = runCmd(t, "replay", file, "--max-unlag", "6", "--resolution", "4", "--max-rewind", "rifle=2")
+		if code != 0 || !regexp.MustCompile(`under window=30 max_unlag=6 resolution=4 rifle.max_rewind=2: \d+ hits \(recorded \d+\)`).MatchString(out) {
+			t.Fatalf("replay --max-unlag 6 --resolution 4 --max-rewind rifle=2: exit %d\n%s%s", code, out, errOut)
+		}
+		// A weapon the match did not have is a usage error, before any replay.
+		code, out, errOut = runCmd(t, "replay", file, "--max-rewind", "railgun=2")
+		if code != 2 || out != "" || !strings.Contains(errOut, `no weapon "railgun" in the recording (its weapons: rifle, `) {
+			t.Fatalf("replay --max-rewind railgun=2: exit %d, want 2 and the recorded weapons named\n%s%s", code, out, errOut)
+		}
+	})
+
+	t.Run("replay a setup this build cannot simulate", func(t *testing.T) {
+		// The demo's setup with its hitscan kind renamed: a kind registered
+		// in code, for this build.
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := replay.NewReader(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup := rd.Setup()
+		setup.Kinds = slices.Clone(setup.Kinds)
+		setup.Weapons = slices.Clone(setup.Weapons)
+		for i, k := range setup.Kinds {
+			if k == "hitscan" {
+				setup.Kinds[i] = "laser"
+			}
+		}
+		for i := range setup.Weapons {
+			if setup.Weapons[i].Kind == "hitscan" {
+				setup.Weapons[i].Kind = "laser"
+			}
+		}
+		path := filepath.Join(dir, "laser"+replay.Extension)
+		rec, err := replay.NewRecorder(replay.RecorderConfig{Path: path, Setup: setup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The error, and no summary of a replay that never started.
+		code, out, errOut := runCmd(t, "replay", path)
+		if code != 1 || out != "" || !strings.Contains(errOut, `weapon kind "laser" is not registered`) {
+			t.Fatalf("replay of a laser: exit %d, want 1 and the kind named\n%s%s", code, out, errOut)
 		}
 	})
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +100,9 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 			return &exitError{code: 2, msg: "replay: " + err.Error()}
 		}
 		caps, err := parseCaps(o.maxRewind)
+		if err == nil {
+			err = recordedWeapons(setup, caps)
+		}
 		if err != nil {
 			return &exitError{code: 2, msg: "replay: --max-rewind: " + err.Error()}
 		}
@@ -111,10 +115,17 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 	start := time.Now()
 	res, err := replay.Run(rd, cfg)
 	elapsed := time.Since(start)
+	var de *replay.DivergenceError
+	var re *replay.RecordError
+	if err != nil && !errors.As(err, &de) && !errors.As(err, &re) {
+		// Nothing was simulated: this build cannot make the recorded setup
+		// a simulation (a weapon kind registered in code, say). A summary
+		// of no ticks would read as a replay that failed its check.
+		return &exitError{code: 1, msg: fmt.Sprintf("%s: %v", path, err)}
+	}
 	printReplay(stdout, path, &res, elapsed)
 	if err != nil {
-		var de *replay.DivergenceError
-		if errors.As(err, &de) {
+		if de != nil {
 			return &exitError{code: 1, msg: fmt.Sprintf("%s: %v\n(the simulation is not the one that recorded the match: a different build, or a determinism bug)", path, err)}
 		}
 		return &exitError{code: 1, msg: fmt.Sprintf("%s: %v (the %d ticks before it replayed and matched)", path, err, res.Ticks)}
@@ -165,6 +176,22 @@ func printReplay(w io.Writer, path string, res *replay.Result, elapsed time.Dura
 func perTick(n, ticks int64) float64 { return float64(n) / float64(max(ticks, 1)) }
 
 func ticksString(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// recordedWeapons checks that every weapon --max-rewind names is one of the
+// recording's, before anything is replayed: a misspelt name is the user's
+// mistake, and the error lists the names there are.
+func recordedWeapons(setup replay.Setup, caps map[string]float64) error {
+	names := make([]string, len(setup.Weapons))
+	for i, d := range setup.Weapons {
+		names[i] = d.Name
+	}
+	for name := range caps {
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("no weapon %q in the recording (its weapons: %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
 
 // parseCaps reads WEAPON=TICKS pairs.
 func parseCaps(pairs []string) (map[string]float64, error) {

@@ -52,7 +52,7 @@ over all the matches:
 
 and the view lag players claimed. Prints a table; writes tune.csv,
 viewlag.csv and three plots (confirmation, disputed, viewlag) into --out.
-Each setting's window is also its max_unlag. docs/replay.md explains it.`,
+Each setting's window is also its max_unlag. docs/tuning.md explains it.`,
 		Example: `  rewind tune rec/*.rwr
   rewind tune rec/*.rwr --windows 0-30/2 --out report --format svg
   rewind tune rec/*.rwr --windows 0,4,8,12 --max-rewind rifle=2,4,8 --weapon rifle`,

@@ -243,7 +243,8 @@
     $("tick-title").textContent = "tick " + view.tick + " of " + m.first + "–" + lastTick();
     const here = m.shots.filter((s) => s.tick === view.tick);
     const secs = (view.tick / m.tick_rate).toFixed(2);
-    $("tick-info").textContent = secs + " s · " + (f ? f.p.length : 0) + " players alive · " + here.length +
+    const alive = f ? f.p.length : 0;
+    $("tick-info").textContent = secs + " s · " + alive + (alive === 1 ? " player" : " players") + " alive · " + here.length +
       " shot decision" + (here.length === 1 ? "" : "s") + " this tick";
     const el = $("shot");
     const shot = selected();
