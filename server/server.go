@@ -111,13 +111,14 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if s.agones, err = newAgonesHost(s, &cfg.Agones); err != nil {
 		return nil, err
 	}
+	if err := recordDir(cfg.Record.Dir); err != nil {
+		return nil, fmt.Errorf("config: record.dir: %w", err)
+	}
+	// Last: nothing after it can fail and leave the file open.
 	if cfg.Results.File != "" {
 		if s.results, err = results.Open(cfg.Results.File); err != nil {
 			return nil, fmt.Errorf("config: results.file: %w", err)
 		}
-	}
-	if err := recordDir(cfg.Record.Dir); err != nil {
-		return nil, fmt.Errorf("config: record.dir: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil

@@ -111,11 +111,13 @@ func runTune(ctx context.Context, files []string, o *tuneOptions, stdout, stderr
 	default:
 		return usage("--progress %q: auto, on or off", o.progress)
 	}
+	var bar *progressbar.ProgressBar // the workers' calls are one at a time
 	if show {
-		var bar *progressbar.ProgressBar
 		cfg.Progress = func(read, total int64) {
 			if bar == nil {
-				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr), progressbar.OptionShowBytes(true),
+				// A share and the time left: the bytes go by once per
+				// setting, at memory speed, which says nothing.
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
 					progressbar.OptionSetDescription(fmt.Sprintf("replaying %d recording(s) × %d settings", len(files), len(cfg.Settings()))),
 					progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
 			}
@@ -129,6 +131,9 @@ func runTune(ctx context.Context, files []string, o *tuneOptions, stdout, stderr
 	defer stop()
 	start := time.Now()
 	rep, err := tune.Sweep(ctx, files, cfg)
+	if bar != nil {
+		bar.Finish() // the last update may have been throttled; then cleared
+	}
 	if err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
