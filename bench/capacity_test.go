@@ -24,7 +24,7 @@ var (
 	roundsAt8 = flag.Int("capacity.rounds", 3, "how many rounds of Rewind and the UDP floor at 8 rooms the capacity benchmark measures")
 	// layoutRooms: below the saturation BenchmarkCapacity finds, so that
 	// every layout keeps up and the CPU compares.
-	layoutRooms = flag.Int("layout.rooms", 48, "how many rooms BenchmarkLayout runs in each layout")
+	layoutRooms = flag.Int("layout.rooms", 128, "how many rooms BenchmarkLayout runs in each layout")
 )
 
 const (
