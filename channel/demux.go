@@ -9,6 +9,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -103,6 +104,8 @@ func (d *Demux) Run(ctx context.Context) error {
 				return context.Cause(ctx)
 			case errors.Is(err, net.ErrClosed):
 				return nil
+			case transient(err):
+				continue
 			}
 			return fmt.Errorf("channel: read: %w", err)
 		}
@@ -110,6 +113,20 @@ func (d *Demux) Run(ctx context.Context) error {
 			d.route(&d.msgs[i])
 		}
 	}
+}
+
+// transient says whether a read error concerns one packet or one peer,
+// not the socket: an ICMP error a platform reports on the next read, a
+// signal, a moment without memory. Reading goes on; any other error ends
+// it, as it ends quic-go's.
+func transient(err error) bool {
+	for _, e := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.EHOSTUNREACH,
+		syscall.ENETUNREACH, syscall.EINTR, syscall.ENOBUFS, syscall.ENOMEM, syscall.EMSGSIZE} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // route takes one packet read: QUIC packets to the transport's queue (the

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -146,5 +148,23 @@ func TestDemuxSocketClosed(t *testing.T) {
 	}
 	if err := <-read; !errors.Is(err, net.ErrClosed) {
 		t.Errorf("QUIC read: %v", err)
+	}
+}
+
+// Errors of one packet or one peer do not stop the Demux; others do.
+func TestDemuxTransientErrors(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&net.OpError{Op: "read", Err: os.NewSyscallError("recvmmsg", syscall.ECONNREFUSED)}, true},
+		{fmt.Errorf("x: %w", syscall.EINTR), true},
+		{syscall.ENOBUFS, true},
+		{syscall.EBADF, false},
+		{errors.New("other"), false},
+	} {
+		if got := transient(c.err); got != c.want {
+			t.Errorf("transient(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
