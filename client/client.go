@@ -140,7 +140,8 @@ type Client struct {
 	done      chan struct{} // closed when the client leaves
 	stream    *quic.Stream
 	welcome   protocol.Welcome
-	welcomeAt time.Time // when the Welcome arrived: the server clock has run since
+	welcomeAt time.Time     // when the Welcome arrived: the server clock has run since
+	joinRTT   time.Duration // from the Join written to the Welcome read
 	params    movement.Params
 	mapBoxes  []geom.AABB
 	dt        time.Duration
@@ -288,6 +289,10 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		datagrams: make(chan arrival, inQueue), freeIn: make(chan []byte, inQueue+2),
 		sendq: make(chan []byte, outBuffers), freeOut: make(chan []byte, outBuffers),
 		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1}
+	// Until Run's first tick publishes, the clock has not started: it is
+	// settling (a caller waiting for the end of settling must not take the
+	// zero Stats for it).
+	c.published.Settling = true
 	for range inQueue + 2 {
 		c.freeIn <- make([]byte, 0, protocol.MaxDatagram)
 	}
@@ -378,6 +383,7 @@ func (c *Client) join(ctx context.Context) error {
 	if c.cfg.Channel == "" {
 		j.Channels |= protocol.ChannelSealed
 	}
+	sent := time.Now()
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		return fmt.Errorf("client: join: %w", err)
 	}
@@ -411,6 +417,7 @@ func (c *Client) join(ctx context.Context) error {
 		return fmt.Errorf("client: welcome: channel %d was not offered", w.Channel)
 	}
 	c.welcome, c.welcomeAt = w, time.Now()
+	c.joinRTT = c.welcomeAt.Sub(sent)
 	c.dt = time.Second / time.Duration(w.TickRate)
 	c.params = movement.Params{Speed: w.Speed, Arena: w.Arena.AABB()}
 	for _, b := range w.Map {
@@ -534,6 +541,22 @@ func (e *CloseError) Error() string {
 	return fmt.Sprintf("client: connection closed by the server (%d): %s", e.Code, e.Reason)
 }
 
+// roundTrip is the round trip the input clock starts from: quic-go's
+// smoothed estimate once it has taken a sample. Until then quic-go reports
+// its default of 100 ms (with no deviation), and on a lossy path the
+// handshake and the join can end without a sample: every packet whose
+// acknowledgement would have given one lost. At an 850 ms round trip that
+// default started the clock 15 ticks short, and every input of the first
+// second came too late. The join's own round trip (the Join written to the
+// Welcome read) is then the estimate: never short, and long only by the
+// server's wait for its next tick and any retransmission.
+func (c *Client) roundTrip() time.Duration {
+	if st := c.conn.ConnectionStats(); st.MeanDeviation > 0 {
+		return st.SmoothedRTT
+	}
+	return c.joinRTT
+}
+
 // Run plays until ctx ends (then it leaves and returns nil) or the server
 // closes the connection (then it returns a *CloseError or the network error).
 func (c *Client) Run(ctx context.Context) error {
@@ -541,10 +564,9 @@ func (c *Client) Run(ctx context.Context) error {
 	// well after Dial); an input sent now arrives half a round trip later,
 	// and the Welcome left half a round trip before it arrived.
 	rate := float64(c.welcome.TickRate)
-	rtt := c.conn.ConnectionStats().SmoothedRTT
 	c.epoch = time.Now()
 	since := c.epoch.Sub(c.welcomeAt).Seconds() * rate
-	c.tick = max(int64(c.welcome.ServerTick)+int64(math.Ceil(since+rtt.Seconds()*rate))+int64(c.cfg.Lead), 0)
+	c.tick = max(int64(c.welcome.ServerTick)+int64(math.Ceil(since+c.roundTrip().Seconds()*rate))+int64(c.cfg.Lead), 0)
 	c.firstTick = c.tick
 	for i := range c.ring {
 		c.ring[i].tick = -1 // never predicted

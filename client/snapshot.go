@@ -132,7 +132,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 		// the first margins, a round trip and more later, tell.
 		rate := float64(c.welcome.TickRate)
 		age := time.Since(at).Seconds() * rate
-		rtt := c.conn.ConnectionStats().SmoothedRTT.Seconds() * rate
+		rtt := c.roundTrip().Seconds() * rate
 		if j := int64(math.Ceil(float64(h.Tick)+age+rtt+marginSafety+1)) - c.tick; j > 0 {
 			c.jump(j)
 			return

@@ -220,7 +220,7 @@ type Stats struct {
 	MarginLow float64
 	// Settling says the input clock is in its first second of snapshots
 	// received since Run began, when it may still jump ahead; after it, it
-	// only steers.
+	// only steers. True from Dial until Run has run that second.
 	Settling bool
 }
 
@@ -264,7 +264,7 @@ func (c *Client) Stats() Stats {
 	s := c.published
 	c.mu.Unlock()
 	s.BytesIn = c.bytesIn.Load()
-	s.RTT = c.conn.ConnectionStats().SmoothedRTT
+	s.RTT = c.roundTrip()
 	return s
 }
 
