@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -295,29 +296,48 @@ func BenchmarkRoomTickRecording(b *testing.B) {
 // the process to one core, where the writer does not run).
 func TestRoomTickWithRecordingAllocatesNothing(t *testing.T) {
 	br := newBenchRoomWith(t, func(c *Config) { c.Record.Dir = t.TempDir() })
+	// Polled: the writer says nothing when it has drained the queue.
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	drained := func() {
+		for deadline := time.Now().Add(10 * time.Second); br.r.rec.Pending() > 0; <-poll.C {
+			if time.Now().After(deadline) {
+				t.Fatalf("the writer did not drain %d ticks in 10 s", br.r.rec.Pending())
+			}
+		}
+	}
 	// The recorder's buffers are made as the ticks in flight to its writer
-	// first need them: stepping at full speed, the queue reaches half its
-	// 256 ticks (when the room wakes the writer), so 128 are made.
+	// first need them. Stepping at full speed, dozens of ticks queue between
+	// the writer's wakes (at half its 256, or on its 100 ms timer), so the
+	// pool grows to dozens of buffers.
 	for range 1000 {
 		br.step()
 	}
-	// Polled: the writer says nothing when it has drained the queue.
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for deadline := time.Now().Add(10 * time.Second); br.r.rec.Pending() > 0; <-poll.C {
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer did not drain %d ticks in 10 s", br.r.rec.Pending())
+	drained()
+	// Bursts of 10 ticks, each drained before the next, then find every
+	// buffer they need made (a hundred at full speed could outrun a pool
+	// warmed beside a slow writer: under the race detector the timer drains
+	// it every ~100 ticks). Counted over the bursts only: the wait between
+	// them is the test's, and the runtime's timers and channel waits
+	// allocate in it.
+	// A collection empties the runtime's caches (of channel waiters, say),
+	// which the next goroutine to block, the writer among them, refills by
+	// allocating: none while counting, and five bursts uncounted first.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var n uint64
+	for i := range 15 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range 10 {
+			br.step()
 		}
+		runtime.ReadMemStats(&after)
+		if i >= 5 {
+			n += after.Mallocs - before.Mallocs
+		}
+		drained()
 	}
-	// Fewer ticks than that then find every buffer they need made, however
-	// slow the writer is meanwhile.
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range 100 {
-		br.step()
-	}
-	runtime.ReadMemStats(&after)
-	if n := after.Mallocs - before.Mallocs; n != 0 {
+	if n != 0 {
 		t.Errorf("100 recorded room ticks allocate %d times", n)
 	}
 	if err := br.r.rec.Close(); err != nil || br.r.rec.Dropped() != 0 {
