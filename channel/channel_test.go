@@ -18,6 +18,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -504,6 +505,7 @@ type demuxed struct {
 	d       *Demux
 	drops   chan Reason
 	migrate chan [2]net.Addr
+	paths   chan PathEvent
 }
 
 // primeNonQUIC makes a transport queue non-QUIC packets now (quic-go drops
@@ -517,13 +519,19 @@ func primeNonQUIC(tr *quic.Transport) {
 
 // startDemux starts a Demux on a server socket, and a QUIC connection to
 // it whose server transport reads the Demux's QUIC packets.
-func startDemux(t *testing.T) *demuxed {
+func startDemux(t *testing.T) *demuxed { return startDemuxWith(t, DemuxConfig{}) }
+
+// startDemuxWith is startDemux with cfg's settings (its callbacks are the
+// test's).
+func startDemuxWith(t *testing.T, cfg DemuxConfig) *demuxed {
 	t.Helper()
 	udp := listenUDP(t)
-	dm := &demuxed{drops: make(chan Reason, 100), migrate: make(chan [2]net.Addr, 10)}
-	dm.d = NewDemux(DemuxConfig{Conn: udp,
-		Drop:    func(r Reason) { dm.drops <- r },
-		Migrate: func(from, to net.Addr) { dm.migrate <- [2]net.Addr{from, to} }})
+	dm := &demuxed{drops: make(chan Reason, 100), migrate: make(chan [2]net.Addr, 10), paths: make(chan PathEvent, 1000)}
+	cfg.Conn = udp
+	cfg.Drop = func(r Reason) { dm.drops <- r }
+	cfg.Migrate = func(from, to net.Addr) { dm.migrate <- [2]net.Addr{from, to} }
+	cfg.Path = func(e PathEvent) { dm.paths <- e }
+	dm.d = NewDemux(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- dm.d.Run(ctx) }()
@@ -702,9 +710,109 @@ func TestDemuxEndpoint(t *testing.T) {
 	dm.wantDrop(t, ReasonSession)
 }
 
-// The server follows the client to a new address on the first authentic
-// packet from there that is the newest yet; not on a late packet from the
-// old address, a replay or a forgery from a third.
+// pathEvents returns the path events reported so far.
+func (dm *demuxed) pathEvents() []PathEvent {
+	var out []PathEvent
+	for {
+		select {
+		case e := <-dm.paths:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// session is the test's client end of a peer's session: its sealer, and an
+// opener for what the server sends.
+type session struct {
+	t      *testing.T
+	dm     *demuxed
+	sealer *Sealer
+	opener *Opener
+	got    chan []byte
+}
+
+func (dm *demuxed) session(t *testing.T, peer *Peer, got chan []byte) *session {
+	up, down := keysOf(t, dm.cli, peer.ID())
+	s, _ := newPair(t, up, peer.ID())
+	_, o := newPair(t, down, peer.ID())
+	return &session{t: t, dm: dm, sealer: s, opener: o, got: got}
+}
+
+type packetWriter interface {
+	WriteTo([]byte, net.Addr) (int, error)
+}
+
+// send seals payload (the next sequence number) and sends it from c.
+func (se *session) send(c packetWriter, payload []byte) int {
+	se.t.Helper()
+	p := se.sealer.Seal(nil, payload)
+	if _, err := c.WriteTo(p, se.dm.srvUDP.LocalAddr()); err != nil {
+		se.t.Fatal(err)
+	}
+	return len(p)
+}
+
+// input sends an input from c and waits for the server to deliver it: the
+// Demux has handled every packet sent before.
+func (se *session) input(c packetWriter, payload []byte) {
+	se.t.Helper()
+	se.send(c, payload)
+	if got := delivered(se.t, se.got); !bytes.Equal(got, payload) {
+		se.t.Fatalf("delivered %x, want %x", got, payload)
+	}
+}
+
+// readAt reads the next sealed packet at c and opens it.
+func (se *session) readAt(c *net.UDPConn) []byte {
+	se.t.Helper()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, MaxPacket)
+	n, err := c.Read(buf)
+	return se.open(buf[:n], err)
+}
+
+// readOld reads the next sealed packet at the client's QUIC socket and
+// opens it.
+func (se *session) readOld() []byte {
+	se.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	buf := make([]byte, MaxPacket)
+	n, _, err := se.dm.cliTr.ReadNonQUICPacket(ctx, buf)
+	return se.open(buf[:n], err)
+}
+
+// open opens a packet read (err: the read's).
+func (se *session) open(p []byte, err error) []byte {
+	se.t.Helper()
+	if err != nil {
+		se.t.Fatal(err)
+	}
+	out, _, _, err := se.opener.Open(nil, p)
+	if err != nil {
+		se.t.Fatal(err)
+	}
+	return out
+}
+
+// challenge decodes a path challenge.
+func challengeOf(t *testing.T, p []byte) protocol.PathData {
+	t.Helper()
+	typ, data, err := protocol.DecodePath(p)
+	if err != nil || typ != protocol.DatagramPathChallenge {
+		t.Fatalf("%x: not a path challenge (%v)", p, err)
+	}
+	return data
+}
+
+// The server follows the client to a new address once the address proves it
+// receives there: an authentic packet, the newest yet, from a new address
+// draws a path challenge there, snapshots keep going to the validated
+// address, and the client's answer from the new address moves them. A
+// response with other data, a late packet from the old address, a replay
+// and a forgery move nothing.
 func TestDemuxMigration(t *testing.T) {
 	dm := startDemux(t)
 	peer, got, err := dm.open()
@@ -712,29 +820,37 @@ func TestDemuxMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer peer.Close()
-	up, down := keysOf(t, dm.cli, peer.ID())
-	s, _ := newPair(t, up, peer.ID())
-	_, o := newPair(t, down, peer.ID())
-	var pkts [][]byte
-	for i := range 6 {
-		pkts = append(pkts, s.Seal(nil, []byte{byte(i)}))
-	}
+	se := dm.session(t, peer, got)
 	old := dm.cli.LocalAddr()
-	from := func(c interface {
-		WriteTo([]byte, net.Addr) (int, error)
-	}, i int) {
-		t.Helper()
-		if _, err := c.WriteTo(pkts[i], dm.srvUDP.LocalAddr()); err != nil {
-			t.Fatal(err)
-		}
-		if got := delivered(t, got); !bytes.Equal(got, []byte{byte(i)}) {
-			t.Fatalf("packet %d: received %x", i, got)
-		}
+	se.input(dm.cliTr, []byte("input 0"))
+	if ev := dm.pathEvents(); len(ev) != 0 {
+		t.Errorf("path events %v from the validated address", ev)
 	}
-	from(dm.cliTr, 0)
-	dm.noMigration(t)
 	rebound := listenUDP(t)
-	from(rebound, 2)
+	se.input(rebound, []byte("input 1")) // delivered: it authenticated
+	data := challengeOf(t, se.readAt(rebound))
+	if ev := dm.pathEvents(); !slices.Equal(ev, []PathEvent{PathChallenged}) {
+		t.Errorf("path events %v, want challenged", ev)
+	}
+	dm.noMigration(t)
+	// Unvalidated: the snapshots still go to the old address.
+	if err := peer.Send([]byte("snapshot 1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := se.readOld(); string(got) != "snapshot 1" {
+		t.Errorf("at the old address: %q", got)
+	}
+	if peer.Addr().String() != old.String() || peer.Migrations() != 0 {
+		t.Errorf("peer sends to %v after %d migrations, want %v", peer.Addr(), peer.Migrations(), old)
+	}
+	// A response with other data moves nothing, and is not delivered.
+	wrong := data
+	wrong[0] ^= 1
+	se.send(rebound, protocol.AppendPathResponse(nil, wrong))
+	se.input(rebound, []byte("input 2"))
+	dm.noMigration(t)
+	// The right one, from the challenged address: the address is adopted.
+	se.send(rebound, protocol.AppendPathResponse(nil, data))
 	select {
 	case m := <-dm.migrate:
 		if m[0].String() != old.String() || m[1].String() != rebound.LocalAddr().String() {
@@ -746,38 +862,140 @@ func TestDemuxMigration(t *testing.T) {
 	if peer.Addr().String() != rebound.LocalAddr().String() || peer.Migrations() != 1 {
 		t.Errorf("peer sends to %v after %d migrations", peer.Addr(), peer.Migrations())
 	}
-	// Packet 1, late, from the old address: delivered, but the peer stays.
-	from(dm.cliTr, 1)
-	dm.noMigration(t)
-	// A replay of packet 2 and a forgery, from a third address.
+	if ev := dm.pathEvents(); len(ev) < 1 || ev[len(ev)-1] != PathValidated {
+		t.Errorf("path events %v, want validated last", ev)
+	}
+	if err := peer.Send([]byte("snapshot 2")); err != nil {
+		t.Fatal(err)
+	}
+	if got := se.readAt(rebound); string(got) != "snapshot 2" {
+		t.Errorf("at the new address: %q", got)
+	}
+	// A late packet from the old address (an older sequence number): the
+	// peer stays, and no challenge goes there.
+	late := se.sealer.Seal(nil, []byte("input late")) // sealed now, sent after a newer one
+	se.input(rebound, []byte("input 3"))
+	if _, err := dm.cliTr.WriteTo(late, dm.srvUDP.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	if got := delivered(t, got); string(got) != "input late" {
+		t.Errorf("delivered %q", got)
+	}
+	if ev := dm.pathEvents(); len(ev) != 0 {
+		t.Errorf("path events %v after a late packet from the old address", ev)
+	}
+	// A replay and a forgery from a third address.
 	evil := listenUDP(t)
-	evil.WriteTo(pkts[2], dm.srvUDP.LocalAddr())
+	evil.WriteTo(late, dm.srvUDP.LocalAddr())
 	dm.wantDrop(t, ReasonReplay)
-	forged := bytes.Clone(pkts[5])
+	forged := se.sealer.Seal(nil, []byte("forged"))
 	forged[len(forged)-1] ^= 1
 	evil.WriteTo(forged, dm.srvUDP.LocalAddr())
 	dm.wantDrop(t, ReasonAuth)
 	dm.noMigration(t)
-	if peer.Addr().String() != rebound.LocalAddr().String() || peer.Migrations() != 1 {
-		t.Errorf("peer sends to %v after %d migrations", peer.Addr(), peer.Migrations())
+	if ev := dm.pathEvents(); len(ev) != 0 {
+		t.Errorf("path events %v after a replay and a forgery", ev)
 	}
-	// Snapshots go to the new address.
-	if err := peer.Send([]byte("snapshot")); err != nil {
-		t.Fatal(err)
+	// Back to the old address with the newest packet: validated again.
+	se.input(dm.cliTr, []byte("input 4"))
+	back := challengeOf(t, se.readOld())
+	se.send(dm.cliTr, protocol.AppendPathResponse(nil, back))
+	select {
+	case <-dm.migrate:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no migration back")
 	}
-	rebound.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, MaxPacket)
-	n, err := rebound.Read(buf)
+	if peer.Addr().String() != old.String() || peer.Migrations() != 2 {
+		t.Errorf("peer sends to %v after %d migrations, want %v after 2", peer.Addr(), peer.Migrations(), old)
+	}
+}
+
+// A client that seals packets for its own session and sends them from a
+// third party's address (here a socket that never answers) gets that
+// address at most 3 times the bytes it sent from it, only challenges, never
+// a snapshot; the validation is abandoned after the timeout and counted.
+func TestDemuxPathAmplification(t *testing.T) {
+	dm := startDemuxWith(t, DemuxConfig{PathTimeout: 300 * time.Millisecond})
+	peer, got, err := dm.open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _, _, err := o.Open(nil, buf[:n]); err != nil || string(out) != "snapshot" {
-		t.Errorf("at the new address: %q %v", out, err)
+	defer peer.Close()
+	se := dm.session(t, peer, got)
+	old := dm.cli.LocalAddr()
+	se.input(dm.cliTr, []byte("input"))
+	victim := listenUDP(t)
+	// The smallest authentic packets (an empty payload: 29 bytes), from
+	// the victim's address, interleaved with the client's own, which keep
+	// the snapshots coming; until the validation is abandoned.
+	sent, abandoned := 0, false
+	for deadline := time.Now().Add(10 * time.Second); !abandoned; {
+		if time.Now().After(deadline) {
+			t.Fatal("no validation abandoned within 10 s")
+		}
+		sent += se.send(victim, nil)
+		<-got // the Demux has sent whatever it sends the victim for it
+		se.input(dm.cliTr, []byte("input"))
+		if err := peer.Send([]byte("snapshot")); err != nil {
+			t.Fatal(err)
+		}
+		if got := se.readOld(); string(got) != "snapshot" {
+			t.Fatalf("at the client: %q", got)
+		}
+		for _, e := range dm.pathEvents() {
+			abandoned = abandoned || e == PathAbandoned
+			if e == PathValidated {
+				t.Fatal("the victim's address was validated")
+			}
+		}
 	}
-	// Back to the old address with the newest packet: it moves again.
-	from(dm.cliTr, 3)
-	if peer.Addr().String() != old.String() || peer.Migrations() != 2 {
-		t.Errorf("peer sends to %v after %d migrations, want %v after 2", peer.Addr(), peer.Migrations(), old)
+	dm.noMigration(t)
+	if peer.Addr().String() != old.String() {
+		t.Errorf("peer sends to %v, want %v", peer.Addr(), old)
+	}
+	// Everything the server sent the victim is in its socket (loopback
+	// delivers before the send returns).
+	received, challenges := 0, 0
+	buf := make([]byte, 2048)
+	_, down := keysOf(t, dm.cli, peer.ID())
+	_, atVictim := newPair(t, down, peer.ID())
+	for {
+		victim.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := victim.Read(buf)
+		if err != nil {
+			break
+		}
+		received += n
+		if out, _, _, err := atVictim.Open(nil, buf[:n]); err != nil || len(out) < 2 || out[1] != protocol.DatagramPathChallenge {
+			t.Errorf("the victim got %x (%v), not a challenge", out, err)
+		}
+		challenges++
+	}
+	if received > AmplificationFactor*sent || challenges == 0 {
+		t.Errorf("the victim got %d bytes in %d packets for %d sent from its address: want some, at most ×%d", received, challenges, sent, AmplificationFactor)
+	}
+	t.Logf("the victim got %d bytes in %d challenges for %d bytes from its address (×%.3f)", received, challenges, sent, float64(received)/float64(sent))
+}
+
+// The limit holds by itself: a challenge due when the address sent too
+// little is withheld and counted.
+func TestPathChallengeWithheld(t *testing.T) {
+	dm := startDemux(t)
+	victim := listenUDP(t)
+	up, down := keysOf(t, dm.cli, 7)
+	p, err := newPeer(dm.d, 7, up, down, dm.cli.LocalAddr(), func([]byte) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.probe = probe{addr: victim.LocalAddr(), received: 12}
+	p.challenge(time.Now())
+	if ev := dm.pathEvents(); !slices.Equal(ev, []PathEvent{PathWithheld}) || p.probe.sent != 0 {
+		t.Errorf("events %v, %d bytes sent for 12 received", ev, p.probe.sent)
+	}
+	p.probe.received = 13 // 3 × 13 = 39: a challenge's packet
+	p.challenge(time.Now())
+	if ev := dm.pathEvents(); !slices.Equal(ev, []PathEvent{PathChallenged}) || p.probe.sent != 39 {
+		t.Errorf("events %v, %d bytes sent for 13 received", ev, p.probe.sent)
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/quic-go/quic-go"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+
+	"github.com/rewind-gg/rewind/protocol"
 )
 
 // DemuxConfig configures a Demux.
@@ -29,9 +31,15 @@ type DemuxConfig struct {
 	// Drop is called with every dropped packet's reason, from the Demux's
 	// goroutine.
 	Drop func(Reason)
-	// Migrate is called when a peer's address changes, from the Demux's
-	// goroutine.
+	// Migrate is called when a peer's address changes (the new one was
+	// validated), from the Demux's goroutine.
 	Migrate func(from, to net.Addr)
+	// Path is called with each step of the validation of a peer's new
+	// address, from the Demux's goroutine.
+	Path func(PathEvent)
+	// PathTimeout is how long a new address has to answer its challenge
+	// (default DefaultPathTimeout).
+	PathTimeout time.Duration
 }
 
 // demuxBatch is how many packets one read takes from the socket
@@ -70,6 +78,9 @@ func NewDemux(cfg DemuxConfig) *Demux {
 	}
 	if cfg.QUICQueue <= 0 {
 		cfg.QUICQueue = 1024
+	}
+	if cfg.PathTimeout <= 0 {
+		cfg.PathTimeout = DefaultPathTimeout
 	}
 	d := &Demux{cfg: cfg, peers: map[uint32]*Peer{}, msgs: make([]ipv4.Message, demuxBatch)}
 	if a, ok := cfg.Conn.LocalAddr().(*net.UDPAddr); ok && a.IP.To4() != nil {
@@ -170,8 +181,8 @@ func (d *Demux) route(m *ipv4.Message) {
 
 // Open registers a new session of a QUIC connection: it draws the session
 // id, derives the keys from the connection's TLS exporter, and returns the
-// session's Peer, which sends to the connection's address until an
-// authentic packet comes from another. deliver is called with every
+// session's Peer, which sends to the connection's address until the client
+// proves it receives at another (path.go). deliver is called with every
 // authentic payload, on the Demux's goroutine, and must not keep it or
 // wait; it returns false when the session dropped a payload for want of
 // room (this one, or an older one it held), counted as ReasonQueue. Close the Peer when the session ends.
@@ -214,14 +225,18 @@ func (d *Demux) Peers() int {
 // Peer is one session at the server: it seals snapshots for the client's
 // address and opens its inputs for the Demux.
 type Peer struct {
-	d       *Demux
-	id      uint32
-	sealer  *Sealer // the sender's
-	out     []byte  // Send's packet buffer
+	d  *Demux
+	id uint32
+	// sealing guards sealer and out: the room seals snapshots and the
+	// Demux seals path challenges, with one sequence of nonces.
+	sealing sync.Mutex
+	sealer  *Sealer
+	out     []byte  // Send's and the challenges' packet buffer
 	opener  *Opener // the Demux goroutine's
 	in      []byte  // the Demux goroutine's payload buffer
 	deliver func([]byte) bool
-	addr    atomic.Pointer[net.Addr]
+	addr    atomic.Pointer[net.Addr] // validated: where snapshots go
+	probe   probe                    // the Demux goroutine's
 	closing sync.Once
 	// Migrations counts the address changes.
 	migrations atomic.Uint64
@@ -251,21 +266,21 @@ func (p *Peer) Addr() net.Addr { return *p.addr.Load() }
 func (p *Peer) Migrations() uint64 { return p.migrations.Load() }
 
 // receive opens a packet for the peer and delivers it, on the Demux's
-// goroutine, and returns why it was dropped (0: delivered).
+// goroutine, and returns why it was dropped (0: delivered, or a path
+// response taken).
 func (p *Peer) receive(pkt []byte, from net.Addr) Reason {
 	out, _, newest, err := p.opener.Open(p.in[:0], pkt)
 	if err != nil {
 		return ReasonOf(err)
 	}
-	// Only an authentic packet, and the newest yet (a late one from the old
-	// address must not move the client back), moves the address.
-	if old := p.Addr(); newest && !sameAddr(from, old) {
-		to := from // only a migration's address goes to the heap
-		p.addr.Store(&to)
-		p.migrations.Add(1)
-		if p.d.cfg.Migrate != nil {
-			p.d.cfg.Migrate(old, from)
+	if !sameAddr(from, p.Addr()) {
+		p.fromElsewhere(from, len(pkt), newest)
+	}
+	if len(out) >= 2 && out[1] == protocol.DatagramPathResponse {
+		if _, data, err := protocol.DecodePath(out); err == nil {
+			p.responded(from, data)
 		}
+		return 0
 	}
 	if !p.deliver(out) {
 		return ReasonQueue
@@ -274,17 +289,25 @@ func (p *Peer) receive(pkt []byte, from net.Addr) Reason {
 }
 
 // Seal appends payload, sealed for the client, to dst, and returns it and
-// the address to send it to: the sender's way to batch its writes (Send
-// writes one). Seal and Send are called from one goroutine.
+// the address to send it to (the validated one): the sender's way to batch
+// its writes (Send writes one).
 func (p *Peer) Seal(dst, payload []byte) ([]byte, net.Addr) {
+	p.sealing.Lock()
+	defer p.sealing.Unlock()
 	return p.sealer.Seal(dst, payload), p.Addr()
 }
 
 // Send seals b and writes it to the client's address.
 func (p *Peer) Send(b []byte) error {
-	var to net.Addr
-	p.out, to = p.Seal(p.out[:0], b)
-	if _, err := p.d.cfg.Conn.WriteTo(p.out, to); err != nil {
+	p.sealing.Lock()
+	defer p.sealing.Unlock()
+	return p.sendTo(b, p.Addr())
+}
+
+// sendTo seals b and writes it to addr; p.sealing is held.
+func (p *Peer) sendTo(b []byte, addr net.Addr) error {
+	p.out = p.sealer.Seal(p.out[:0], b)
+	if _, err := p.d.cfg.Conn.WriteTo(p.out, addr); err != nil {
 		return fmt.Errorf("channel: send: %w", err)
 	}
 	return nil

@@ -8,10 +8,12 @@
 //     AES-256-GCM under per-direction keys from the QUIC connection's TLS
 //     exporter. Each packet carries the session id the Welcome gave and a
 //     sequence number, which is the nonce; the receiver keeps a replay
-//     window. The server learns a client's address from the packets that
-//     authenticate, so a client whose NAT rebinds keeps playing. Nothing
-//     here is congestion-controlled: the game limits its own rate, as
-//     Source, Overwatch and netcode.io do.
+//     window. A client whose NAT rebinds keeps playing: the server sends
+//     to a new address once the client answers a path challenge from it
+//     (path.go), and sends an address it has not validated nothing but
+//     challenges, at most three times the bytes it received from it.
+//     Nothing here is congestion-controlled: the game limits its own rate,
+//     as Source, Overwatch and netcode.io do.
 //   - QUIC: DATAGRAM frames (RFC 9221) on the connection, the fallback.
 //
 // At the server, the sealed channel is built for many sessions on one

@@ -373,7 +373,42 @@ func docVectors(t *testing.T) []docVector {
 				t.Errorf("decoded %+v, want %+v", got, closing)
 			}
 		}})
+	for _, pv := range []struct {
+		name, what string
+		typ        uint8
+		appendTo   func([]byte, PathData) []byte
+	}{
+		{"path-challenge", "A path challenge datagram: the server asks whether you receive at the address your packet came from.", DatagramPathChallenge, AppendPathChallenge},
+		{"path-response", "A path response datagram: the client echoes the challenge's data.", DatagramPathResponse, AppendPathResponse},
+	} {
+		data := pathDoc{Data: 0x9c3b71e0a45d2f86}
+		vs = append(vs, docVector{name: pv.name, enc: pv.appendTo(nil, data.bytes()),
+			split: func(s *splitter) {
+				s.comment("%s", pv.what)
+				d := data
+				s.fields(&d, func() []byte { return pv.appendTo(nil, d.bytes()) }, []named{{"version", 1}, {"type", 1}}, nil)
+			},
+			check: func(t *testing.T, doc []byte) {
+				typ, got, err := DecodePath(doc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if typ != pv.typ || got != data.bytes() {
+					t.Errorf("decoded type %d, %x; want %d, %x", typ, got, pv.typ, data.bytes())
+				}
+			}})
+	}
 	return vs
+}
+
+// pathDoc is a path datagram's data as one number, which the vectors lay
+// out as one field.
+type pathDoc struct{ Data uint64 }
+
+func (p pathDoc) bytes() PathData {
+	var d PathData
+	binary.BigEndian.PutUint64(d[:], p.Data)
+	return d
 }
 
 // sameExported compares the exported fields of two values of a type.

@@ -7,6 +7,10 @@ const (
 	DatagramInput    = 1 // client → server
 	DatagramSnapshot = 2 // server → client
 	DatagramClose    = 3 // server → client, on the sealed channel: the connection closes
+	// DatagramPathChallenge and DatagramPathResponse validate a client's new
+	// address on the sealed channel (path.go).
+	DatagramPathChallenge = 4 // server → client
+	DatagramPathResponse  = 5 // client → server
 )
 
 // MaxInputs is the most inputs one input datagram carries (the redundancy cap).
@@ -79,7 +83,7 @@ func DatagramType(d []byte) (uint8, error) {
 		return 0, fail(ReasonLong, "datagram")
 	case d[0] != Version:
 		return 0, fail(ReasonVersion, "datagram")
-	case d[1] != DatagramInput && d[1] != DatagramSnapshot && d[1] != DatagramClose:
+	case d[1] < DatagramInput || d[1] > DatagramPathResponse:
 		return 0, fail(ReasonType, "datagram")
 	}
 	return d[1], nil

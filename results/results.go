@@ -51,6 +51,12 @@ type Player struct {
 	NoDamage uint64 `json:"no_damage_hits"`
 	// Clamped counts its shots resolved with less view lag than it claimed.
 	Clamped uint64 `json:"clamped_shots"`
+	// RTTCapped is how long, in seconds, the round trip of its
+	// acknowledgements exceeded QUIC's own estimate plus the margin, and
+	// the view lag it was granted followed QUIC's; RTTDisagreements counts
+	// its connections on which that reached 3 s (a fake-lag signature).
+	RTTCapped        float64 `json:"rtt_capped_seconds"`
+	RTTDisagreements uint64  `json:"rtt_disagreements"`
 }
 
 // Writer appends results to a file. It is safe for concurrent use.

@@ -208,6 +208,12 @@ type LagCompConfig struct {
 	// MaxInterpDelay bounds the interpolation delay a client declares at
 	// join, which counts toward the view lag it is granted.
 	MaxInterpDelay time.Duration `koanf:"max_interp_delay"`
+	// RTTMargin is how far the round trip the server measures from a
+	// client's acknowledgements may exceed QUIC's own estimate (plus a
+	// tick) before the view lag it grants follows QUIC's: room for the two
+	// estimates' different samples on an honest path (docs/protocol.md,
+	// "View lag").
+	RTTMargin time.Duration `koanf:"rtt_margin"`
 }
 
 // MatchConfig holds the match rules.
@@ -280,7 +286,7 @@ func DefaultConfig() Config {
 		InputTimeout:    10 * time.Second,
 		DrainTimeout:    time.Minute,
 		LagComp: LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4,
-			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond},
+			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond, RTTMargin: 100 * time.Millisecond},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
 			Radius: 0.4, Height: 1.8, HeadHeight: 0.3, EmptyTimeout: 30 * time.Second},
 		Arena: ArenaConfig{Size: 60, Speed: 6, Boxes: []Box{
@@ -564,8 +570,8 @@ func configMap(c *Config) map[string]any {
 		"lagcomp.window_ticks": c.LagComp.WindowTicks, "lagcomp.view_resolution": c.LagComp.ViewResolution,
 		"lagcomp.bucketing": c.LagComp.Bucketing, "lagcomp.cell_size": c.LagComp.CellSize,
 		"lagcomp.max_unlag": c.LagComp.MaxUnlag.String(), "lagcomp.view_lag_tolerance": c.LagComp.ViewLagTolerance.String(),
-		"lagcomp.max_interp_delay": c.LagComp.MaxInterpDelay.String(),
-		"match.friendly_fire":      c.Match.FriendlyFire, "match.health": c.Match.Health, "match.respawn_ticks": c.Match.RespawnTicks,
+		"lagcomp.max_interp_delay": c.LagComp.MaxInterpDelay.String(), "lagcomp.rtt_margin": c.LagComp.RTTMargin.String(),
+		"match.friendly_fire": c.Match.FriendlyFire, "match.health": c.Match.Health, "match.respawn_ticks": c.Match.RespawnTicks,
 		"match.invulnerable_ticks": c.Match.InvulnerableTicks, "match.duration": c.Match.Duration.String(),
 		"match.empty_timeout": c.Match.EmptyTimeout.String(),
 		"match.eye_height":    c.Match.EyeHeight, "match.radius": c.Match.Radius, "match.height": c.Match.Height,
@@ -667,6 +673,8 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("lagcomp.view_lag_tolerance", "%v is outside 0..10s", lc.ViewLagTolerance)
 	case lc.MaxInterpDelay < 0 || lc.MaxInterpDelay > 10*time.Second:
 		return bad("lagcomp.max_interp_delay", "%v is outside 0..10s", lc.MaxInterpDelay)
+	case lc.RTTMargin < 0 || lc.RTTMargin > 10*time.Second:
+		return bad("lagcomp.rtt_margin", "%v is outside 0..10s", lc.RTTMargin)
 	}
 	if err := c.LagCompConfig().Validate(); err != nil {
 		return fmt.Errorf("config: lagcomp.%w", err)

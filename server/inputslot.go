@@ -9,10 +9,11 @@ import (
 
 // inputMsg is one input datagram, decoded, with what its arrival said.
 type inputMsg struct {
-	input  protocol.InputPacket
-	rtt    time.Duration // the round trip QUIC measured, plus twice its deviation
-	at     time.Time     // when it arrived
-	halved bool          // the path is bad: halve the snapshot rate
+	input       protocol.InputPacket
+	quicRTT     roundTrip // QUIC's estimate of the round trip (quicRTT), sampled once a second
+	quicSampled bool      // QUIC had a sample of the round trip
+	at          time.Time // when it arrived
+	halved      bool      // the path is bad: halve the snapshot rate
 }
 
 // slotPackets is how many input datagrams a session holds between two of

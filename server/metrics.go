@@ -31,18 +31,20 @@ type metrics struct {
 	bytesOut      prometheus.Counter
 	eventsDropped prometheus.Counter
 
-	dgIn          prometheus.Counter            // inputs received (the only type a client sends)
-	dgOut         prometheus.Counter            // snapshots sent
-	dropped       map[string]prometheus.Counter // datagrams dropped, by reason
-	inputs        [5]prometheus.Counter         // inputs by verdict
-	rejected      map[uint8]prometheus.Counter  // joins refused, by protocol reject code
-	shotsRejected map[ecs.RejectReason]prometheus.Counter
-	matches       [5]prometheus.Counter // matches ended, by endReason
-	clientRTT     prometheus.Histogram
-	clientLoss    prometheus.Histogram
-	flowHalved    prometheus.Counter // clients whose snapshot rate flow control halved
-	migrations    prometheus.Counter // sealed-channel address changes
-	channels      map[uint8]prometheus.Counter
+	dgIn             prometheus.Counter            // inputs received (the only type a client sends)
+	dgOut            prometheus.Counter            // snapshots sent
+	dropped          map[string]prometheus.Counter // datagrams dropped, by reason
+	inputs           [5]prometheus.Counter         // inputs by verdict
+	rejected         map[uint8]prometheus.Counter  // joins refused, by protocol reject code
+	shotsRejected    map[ecs.RejectReason]prometheus.Counter
+	matches          [5]prometheus.Counter // matches ended, by endReason
+	clientRTT        prometheus.Histogram
+	clientLoss       prometheus.Histogram
+	flowHalved       prometheus.Counter                            // clients whose snapshot rate flow control halved
+	rttDisagreements prometheus.Counter                            // players whose acknowledgements\' round trip exceeded QUIC\'s
+	migrations       prometheus.Counter                            // sealed-channel address changes
+	paths            [channel.PathAbandoned + 1]prometheus.Counter // steps of new addresses' validations, by channel.PathEvent
+	channels         map[uint8]prometheus.Counter
 
 	recordings       [3]prometheus.Counter // match recordings closed, by outcome
 	recordingDropped prometheus.Counter    // ticks recordings missed (the disk fell behind)
@@ -122,8 +124,17 @@ func newMetrics(build buildinfo.Info) *metrics {
 		Buckets: []float64{0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1}})).(prometheus.Histogram)
 	m.flowHalved = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_flow_halved_total",
 		Help: "Times flow control halved a client's snapshot rate (its path's loss or round trip reached datagrams.bad_loss or bad_rtt)."})).(prometheus.Counter)
+	m.rttDisagreements = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_rtt_disagreements_total",
+		Help: "Players whose round trip measured from their acknowledgements exceeded QUIC's own estimate plus the margin (lagcomp.rtt_margin and a tick) for 3 s in all: counted once per connection. The view lag granted follows QUIC's; a client delaying its acknowledgements to buy rewind shows here."})).(prometheus.Counter)
 	m.migrations = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_client_migrations_total",
-		Help: "Times a client's address changed on the sealed channel (NAT rebinding), learnt from a packet that authenticated."})).(prometheus.Counter)
+		Help: "Times a client's address changed on the sealed channel (NAT rebinding): the new address answered its path challenge."})).(prometheus.Counter)
+	paths := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_path_validations_total",
+		Help: "Steps of the validation of a client's new address on the sealed channel, by event: challenged (a challenge sent), withheld (a challenge not sent: it would have sent the address over 3 times the bytes it sent), validated (the address answered and got the snapshots), abandoned (no answer within 3 s: a client pointing its snapshots at another host, or a path that broke)."},
+		[]string{"event"})
+	reg.MustRegister(paths)
+	for e := channel.PathChallenged; e <= channel.PathAbandoned; e++ {
+		m.paths[e] = paths.WithLabelValues(e.String())
+	}
 	chans := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_by_channel_total",
 		Help: "Players admitted, by the datagram channel they got: sealed or quic."}, []string{"channel"})
 	reg.MustRegister(chans)

@@ -84,7 +84,12 @@ type room struct {
 	// tolerance. The round trip the room measures holds the tick a client
 	// may keep a snapshot before its next input; QUIC's, taken until the
 	// first sample, does not, and gets that tick added.
-	lagSlack     float64
+	lagSlack float64
+	// rttMargin is how far the round trip a client's acknowledgements
+	// show may exceed QUIC's own estimate before it is capped there: the
+	// tick a client may hold a snapshot before the input that acknowledges
+	// it, and lagcomp.rtt_margin.
+	rttMargin    time.Duration
 	inputTimeout int64 // ticks without an input before a player loses its seat
 
 	// Objects (projectiles, shields) get ids from a room-wide sequence, so
@@ -148,11 +153,20 @@ type member struct {
 	acked       uint32                             // the newest snapshot the client acknowledged, NoTick
 	rtt         roundTrip                          // from snapshots to the inputs that acknowledge them
 	rttObserved time.Time                          // when rtt last went into rewind_client_rtt_seconds
-	newestInput int64                              // the newest input tick of the latest packet
-	lastInput   int64                              // the room tick the newest input was queued at (or the join's)
-	interp      float64                            // the interpolation delay granted at join, ticks
-	kicked      bool                               // being disconnected
-	target      protocol.State                     // the world without the member itself, reused
+	quicRTT     roundTrip                          // QUIC's estimate with the latest packet (session's quicRTT)
+	lagBound    float64                            // the view lag the latest packet's arrival allows, beyond its input lead, ticks
+	// The round trip its acknowledgements show has been capped at QUIC's
+	// estimate since cappedSince (zero: the latest packet's was not), with
+	// the latest capped packet at cappedAt; cappedFor is how long in all,
+	// flagged once a run reached rttDisagreement.
+	cappedSince, cappedAt time.Time
+	cappedFor             time.Duration
+	flagged               bool
+	newestInput           int64          // the newest input tick of the latest packet
+	lastInput             int64          // the room tick the newest input was queued at (or the join's)
+	interp                float64        // the interpolation delay granted at join, ticks
+	kicked                bool           // being disconnected
+	target                protocol.State // the world without the member itself, reused
 
 	// The clock the client steers by: the newest input tick received, and
 	// the smallest margin of an input's first arrival since the last
@@ -227,6 +241,7 @@ func newRoom(s *Server, id string) (*room, error) {
 		snap: int64(c.TickRate / c.SnapshotRate), seed: sc.SpreadSeed,
 		tickEvery: time.Second / time.Duration(c.TickRate), tickStart: time.Now(),
 		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 1 + c.ticks(c.LagComp.ViewLagTolerance),
+		rttMargin:    time.Second/time.Duration(c.TickRate) + c.LagComp.RTTMargin,
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
@@ -553,6 +568,8 @@ func (r *room) fold(mem *member) {
 	t.Hits += mem.stats.Hits
 	t.NoDamage += mem.stats.NoDamage
 	t.Clamped += mem.stats.Clamped
+	t.RTTDisagreements += mem.stats.RTTDisagreements
+	t.RTTCapped += mem.cappedFor.Seconds()
 	mem.stats = PlayerStats{ID: mem.id, User: mem.user, Name: mem.name, Team: mem.team}
 }
 
@@ -583,13 +600,12 @@ func (r *room) applyInputs(mem *member, m *inputMsg) {
 		}
 		mem.acked = a
 	}
-	rtt := m.rtt
-	if mem.rtt.n > 0 {
-		rtt = mem.rtt.bound()
-	} else {
+	rtt := r.grantedRTT(mem, m)
+	if mem.rtt.n == 0 {
 		slack++
 	}
 	earliest := float64(now) - r.cfg.ticks(rtt) - mem.interp - slack
+	mem.lagBound = float64(now) - earliest
 	// The margin of the first arrival of the packet's first new input: how
 	// long before the server simulates its tick it came (the room simulates
 	// tick now at tickStart + one tick).
@@ -617,6 +633,46 @@ func (r *room) applyInputs(mem *member, m *inputMsg) {
 	// maximum would stick after the client's clock jumps back).
 	mem.newestInput = int64(p.Newest)
 }
+
+// grantedRTT is the round trip the view-lag bound of a packet's inputs
+// takes: the one the room measures from the client's acknowledgements, but
+// no more than QUIC's own estimate (its smoothed round trip plus twice its
+// deviation, as the room bounds its own) plus rttMargin, so that delaying
+// acknowledgements alone buys nothing; QUIC's until the room's first
+// sample. A client whose estimates disagree for rttDisagreement without a
+// break is counted once: a fake-lag signature.
+func (r *room) grantedRTT(mem *member, m *inputMsg) time.Duration {
+	mem.quicRTT = m.quicRTT
+	if mem.rtt.n == 0 {
+		return m.quicRTT.bound()
+	}
+	rtt, limit := mem.rtt.bound(), m.quicRTT.bound()+r.rttMargin
+	if !m.quicSampled || rtt <= limit {
+		mem.cappedSince = time.Time{}
+		return rtt
+	}
+	if mem.cappedSince.IsZero() {
+		mem.cappedSince = m.at
+	} else {
+		mem.cappedFor += m.at.Sub(mem.cappedAt)
+	}
+	mem.cappedAt = m.at
+	if !mem.flagged && m.at.Sub(mem.cappedSince) >= rttDisagreement {
+		mem.flagged = true
+		mem.stats.RTTDisagreements++
+		r.srv.m.rttDisagreements.Inc()
+		mem.log.Info().Dur("acked_rtt", rtt).Dur("quic_rtt", m.quicRTT.bound()).
+			Msg("round trips disagree: the acknowledgements' exceed QUIC's; the view lag granted follows QUIC's")
+	}
+	return limit
+}
+
+// rttDisagreement is how long a player's two round-trip estimates must
+// disagree without a break before it is counted: QUIC samples the round
+// trip only when it sends an ack-eliciting packet (an event, a keep-alive),
+// so after a path slows down (a mobile handover's spike of a second or
+// two) its estimate follows a few seconds late.
+const rttDisagreement = 5 * time.Second
 
 // roundTrip smooths a client's round-trip samples as TCP does (RFC 6298).
 type roundTrip struct {

@@ -256,7 +256,8 @@ func (s *Server) Start() error {
 		s.writer = channel.NewWriter(s.udp)
 		s.demux = channel.NewDemux(channel.DemuxConfig{Conn: s.udp,
 			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
-			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() }})
+			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() },
+			Path:    func(e channel.PathEvent) { s.m.paths[e].Inc() }})
 		s.demuxDone = make(chan struct{})
 		go func() {
 			defer close(s.demuxDone)

@@ -60,9 +60,10 @@ type session struct {
 	// receiver.
 	tokens     float64
 	last       time.Time
-	sampled    time.Time     // when RTT and loss were last observed
-	rtt        time.Duration // QUIC's round trip then, plus twice its deviation
-	sent, lost uint64        // QUIC's packet counters then
+	sampled    time.Time // when RTT and loss were last observed
+	rtt        roundTrip // QUIC's estimate of the round trip then (quicRTT)
+	rttSampled bool      // QUIC had taken a sample of the round trip then
+	sent, lost uint64    // QUIC's packet counters then
 	flow       flowControl
 }
 
@@ -354,7 +355,18 @@ func (se *session) startReceiver() {
 	se.tokens, se.last = burst, time.Now()
 	se.sampled = se.last
 	st := se.conn.ConnectionStats()
-	se.rtt = st.SmoothedRTT + 2*st.MeanDeviation
+	se.rtt, se.rttSampled = quicRTT(&st)
+}
+
+// quicRTT is QUIC's own estimate of the round trip: smoothed, and its mean
+// deviation. QUIC measures it from its ACK frames, which the client's QUIC
+// stack sends by itself (RFC 9002, section 5): a client that delays the
+// acknowledgements in its inputs does not move it. sampled is false while
+// QUIC has no sample: quic-go then reports its initial 100 ms with no
+// deviation (its MeanDeviation is 0 only then, in practice: a sample sets
+// it to half the first round trip).
+func quicRTT(st *quic.ConnectionStats) (rtt roundTrip, sampled bool) {
+	return roundTrip{srtt: st.SmoothedRTT, rttvar: st.MeanDeviation}, st.MeanDeviation > 0
 }
 
 // receive reads QUIC DATAGRAMs until the connection ends.
@@ -399,14 +411,14 @@ func (se *session) datagram(d []byte, now time.Time) string {
 	se.tokens--
 	if now.Sub(se.sampled) >= netSample {
 		st := se.conn.ConnectionStats()
-		se.rtt = st.SmoothedRTT + 2*st.MeanDeviation
+		se.rtt, se.rttSampled = quicRTT(&st)
 		se.observe(now, &st)
-		if se.flow.judge(now, se.rtt, &se.srv.cfg.Datagrams) {
+		if se.flow.judge(now, se.rtt.bound(), &se.srv.cfg.Datagrams) {
 			se.srv.m.flowHalved.Inc()
-			se.log.Debug().Dur("rtt", se.rtt).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
+			se.log.Debug().Dur("rtt", se.rtt.bound()).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
 		}
 	}
-	rtt := se.rtt
+	rtt, sampled := se.rtt, se.rttSampled
 	typ, err := protocol.DatagramType(d)
 	if err != nil {
 		return reasonOf(err)
@@ -420,7 +432,7 @@ func (se *session) datagram(d []byte, now time.Time) string {
 			return reasonOf(err)
 		}
 		se.flow.received(msg.input.Newest)
-		msg.rtt, msg.at, msg.halved = rtt, now, se.flow.halved
+		msg.quicRTT, msg.quicSampled, msg.at, msg.halved = rtt, sampled, now, se.flow.halved
 		return ""
 	})
 }

@@ -92,7 +92,7 @@ func (b *benchRoom) step() {
 			continue
 		}
 		msg := inputMsg{input: protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1},
-			rtt: 200 * time.Millisecond, at: time.Now()}
+			quicRTT: roundTrip{srtt: 200 * time.Millisecond, rttvar: 10 * time.Millisecond}, quicSampled: true, at: time.Now()}
 		in := &msg.input
 		q := &in.Inputs[0]
 		phase := float64(now)*0.07 + float64(i)

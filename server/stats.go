@@ -46,8 +46,24 @@ type PlayerStats struct {
 	LastInput        int64      // the newest tick whose input was applied, −1: none
 	// RTT is the client's round trip as the room measures it (from a
 	// snapshot to the first input that acknowledges it, smoothed), 0 before
-	// the first sample.
-	RTT time.Duration
+	// the first sample; QUICRTT is QUIC's own estimate (its smoothed round
+	// trip), which bounds the first in the view lag granted
+	// (docs/protocol.md, "View lag").
+	RTT, QUICRTT time.Duration
+	// RTTBound is the room's round trip plus twice its deviation, which
+	// the view lag granted takes up to QUICRTT plus the margin; QUICDev is
+	// QUIC's mean deviation.
+	RTTBound, QUICDev time.Duration
+	// LagBound is the view lag, in ticks, that the arrival of the player's
+	// latest input packet allows beyond each input's lead: the measured
+	// round trip, the interpolation delay and the slack (before max_unlag
+	// and the weapons' caps).
+	LagBound float64
+	// RTTCapped is how long the round trip of the player's
+	// acknowledgements exceeded QUIC's estimate plus the margin (and the
+	// grant was capped there); RTTDisagreements is 1 once that reached 3 s.
+	RTTCapped        time.Duration
+	RTTDisagreements uint64
 }
 
 // Stats asks every room for its state.
@@ -89,7 +105,8 @@ func (r *room) statsNow() RoomStats {
 		tf, _, _, q, _, _ := r.body.Get(mem.entity)
 		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
 		ps.Pos = tf.Pos.Array()
-		ps.RTT = mem.rtt.srtt
+		ps.RTT, ps.QUICRTT, ps.LagBound, ps.RTTCapped = mem.rtt.srtt, mem.quicRTT.srtt, mem.lagBound, mem.cappedFor
+		ps.RTTBound, ps.QUICDev = mem.rtt.bound(), mem.quicRTT.rttvar
 		rs.Players = append(rs.Players, ps)
 	}
 	return rs

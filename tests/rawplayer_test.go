@@ -67,6 +67,14 @@ func dialRaw(t testing.TB, srv *server.Server, addr string, j protocol.Join) (*r
 // pinning srv's certificate; the test closes it when it ends.
 func connectFrom(t testing.TB, srv *server.Server, addr, local string) (*quic.Conn, error) {
 	t.Helper()
+	conn, _, err := connectOn(t, srv, addr, local)
+	return conn, err
+}
+
+// connectOn is connectFrom, with the connection's transport (which sends
+// and reads non-QUIC packets on its socket).
+func connectOn(t testing.TB, srv *server.Server, addr, local string) (*quic.Conn, *quic.Transport, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(local)})
@@ -84,10 +92,10 @@ func connectFrom(t testing.TB, srv *server.Server, addr, local string) (*quic.Co
 		VerifyConnection: func(cs tls.ConnectionState) error { return pinned(cs, pin) }},
 		&quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: 2 * time.Second})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t.Cleanup(func() { conn.CloseWithError(0, "") })
-	return conn, nil
+	return conn, tr, nil
 }
 
 // dialRawFrom is dialRaw from the loopback address local.

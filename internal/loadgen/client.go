@@ -39,6 +39,12 @@ type client struct {
 	snapAt   atomic.Int64 // unix nanoseconds
 	inputAck atomic.Uint32
 	haveSnap atomic.Bool
+	// challenge is the path challenge to answer with the next input
+	// (guarded by mu): the fleet's socket is a new address to the server,
+	// which sends snapshots there once the client answers from it.
+	challenge    protocol.PathData
+	challenged   bool
+	pathResponse []byte // the send loop's
 
 	// The send loop's script state.
 	newest uint32 // the newest input tick sent, 0: none
@@ -123,6 +129,14 @@ func (c *client) snapshot(p []byte) bool {
 	out, _, _, err := c.opener.Open(c.payload[:0], p)
 	if err != nil {
 		return false
+	}
+	if len(out) >= 2 && out[1] == protocol.DatagramPathChallenge {
+		typ, data, err := protocol.DecodePath(out)
+		if err != nil || typ != protocol.DatagramPathChallenge {
+			return false
+		}
+		c.challenge, c.challenged = data, true
+		return true
 	}
 	if len(out) >= 2 && out[1] == protocol.DatagramClose {
 		// The server closes the connection (its CONNECTION_CLOSE may be
@@ -214,6 +228,14 @@ func (c *client) sendInput(now time.Time, b *batch) {
 	}
 	for i := range c.pkt.Count {
 		c.pkt.Inputs[i] = c.inputs[(from+uint32(i))%uint32(len(c.inputs))]
+	}
+	c.mu.Lock()
+	challenged, data := c.challenged, c.challenge
+	c.challenged = false
+	c.mu.Unlock()
+	if challenged {
+		c.pathResponse = protocol.AppendPathResponse(c.pathResponse[:0], data)
+		b.add(c.sealer.Seal(b.next(), c.pathResponse), c.f.raddr)
 	}
 	c.buf = protocol.AppendInputPacket(c.buf[:0], &c.pkt)
 	p := c.sealer.Seal(b.next(), c.buf)
