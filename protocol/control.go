@@ -69,11 +69,10 @@ func ReadFrame(r io.Reader, buf []byte) (uint8, []byte, []byte, error) {
 	return buf[0], buf[1:], buf, nil
 }
 
-// MaxToken is the largest connect token a Join carries, in bytes: far more
-// than a token needs (the server's verifier refuses anything over
-// token.MaxLen), so that an oversized token reaches it and is refused as a
-// token rather than as a broken message.
-const MaxToken = 2048
+// MaxToken is the largest connect token a Join carries, in bytes: the
+// largest token the token format allows (token.MaxLen; this package does
+// not import that one, and a test in package server holds them equal).
+const MaxToken = 512
 
 // Join asks to play in a room.
 type Join struct {

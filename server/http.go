@@ -42,6 +42,16 @@ func (s *Server) listenHTTP(addr string, h http.Handler, what string) (*httpList
 	return hl, nil
 }
 
+// warnIfExposed warns, once at start, that an unauthenticated listener is
+// reachable from beyond this host, and why that matters; key is the
+// listener's config key, listen its value.
+func (s *Server) warnIfExposed(h *httpListener, key, listen, why string) {
+	if a, ok := h.ln.Addr().(*net.TCPAddr); ok && a.IP.IsLoopback() {
+		return
+	}
+	s.log.Warn().Str("key", key).Str("listen", listen).Str("addr", h.ln.Addr().String()).Msg(why)
+}
+
 // adminMux is the admin port: metrics, health, readiness and the rooms API.
 func (s *Server) adminMux() *http.ServeMux {
 	mux := http.NewServeMux()

@@ -298,11 +298,19 @@ func (s *Server) Start() error {
 		if s.admin, err = s.listenHTTP(s.cfg.Admin.Listen, s.adminMux(), "admin"); err != nil {
 			return fail(err)
 		}
+		s.warnIfExposed(s.admin, "admin.listen", s.cfg.Admin.Listen,
+			"the admin port is not on a loopback address, and it has no authentication: "+
+				"whoever reaches it can open rooms (POST /rooms), list the players (GET /rooms) and read the metrics; "+
+				"limit who reaches it (a firewall, a Kubernetes NetworkPolicy)")
 	}
 	if s.cfg.Pprof.Listen != "" {
 		if s.pprof, err = s.listenHTTP(s.cfg.Pprof.Listen, pprofMux(), "pprof"); err != nil {
 			return fail(err)
 		}
+		s.warnIfExposed(s.pprof, "pprof.listen", s.cfg.Pprof.Listen,
+			"the profiler is not on a loopback address, and it has no authentication: "+
+				"whoever reaches it can read the process's heap profile, goroutine stacks and command line, and slow it "+
+				"down with CPU profiles and traces; bind it to 127.0.0.1")
 	}
 	s.wg.Add(1)
 	go s.accept()

@@ -8,13 +8,13 @@ import (
 	"regexp"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/limits"
+	"github.com/rewind-gg/rewind/names"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/token"
 )
@@ -233,17 +233,19 @@ func (s *Server) identify(j *protocol.Join, src netip.Addr) (identity, *protocol
 	switch {
 	case j.Room != "" && !roomName.MatchString(j.Room):
 		return bad("room: 1 to 64 of A-Z a-z 0-9 _ . -")
-	case !utf8.ValidString(j.Name):
-		return bad("name: 1 to 32 bytes of UTF-8")
 	case j.Team > 2:
 		return bad("team: 0 (any), 1 or 2")
 	}
-	if s.verifier == nil { // open development mode: the Join says who
-		switch {
-		case j.Room == "":
+	// A name, given, follows the one rule for names, with a token or not:
+	// the room shows it to every player.
+	if j.Name != "" || s.verifier == nil {
+		if err := names.Check(j.Name); err != nil {
+			return bad(err.Error())
+		}
+	}
+	if s.verifier == nil { // open development mode: the Join says who; a token is ignored
+		if j.Room == "" {
 			return bad("room: 1 to 64 of A-Z a-z 0-9 _ . -")
-		case j.Name == "":
-			return bad("name: 1 to 32 bytes of UTF-8")
 		}
 		return identity{user: j.Name, name: j.Name, room: j.Room, team: j.Team, class: j.Class, create: true}, nil
 	}
@@ -309,10 +311,21 @@ func (se *session) readJoin() (*quic.Stream, protocol.Join, *protocol.Reject, er
 	switch {
 	case join.Version != protocol.Version:
 		return stream, join, &protocol.Reject{Code: protocol.RejectVersion, Reason: fmt.Sprintf("this server speaks protocol version %d", protocol.Version)}, nil
+	case oversizedToken(err):
+		// Refused as a token, as the verifier refuses one over token.MaxLen.
+		return stream, join, &protocol.Reject{Code: protocol.RejectTokenInvalid,
+			Reason: fmt.Sprintf("token: oversized: over %d bytes", protocol.MaxToken)}, nil
 	case err != nil:
 		return stream, join, &protocol.Reject{Code: protocol.RejectBadJoin, Reason: err.Error()}, nil
 	}
 	return stream, join, nil, nil
+}
+
+// oversizedToken reports whether a Join failed to decode because its token
+// is longer than protocol.MaxToken.
+func oversizedToken(err error) bool {
+	var de *protocol.DecodeError
+	return errors.As(err, &de) && de.Reason == protocol.ReasonValue && de.What == "join.token"
 }
 
 // refuse counts and logs a refused join (sampled: a flood of them cannot

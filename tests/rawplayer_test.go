@@ -101,6 +101,19 @@ func connectOn(t testing.TB, srv *server.Server, addr, local string) (*quic.Conn
 // dialRawFrom is dialRaw from the loopback address local.
 func dialRawFrom(t testing.TB, srv *server.Server, addr, local string, j protocol.Join) (*rawPlayer, uint8, []byte) {
 	t.Helper()
+	if j.Version == 0 {
+		j.Version = protocol.Version
+	}
+	if j.Channels == 0 {
+		j.Channels = protocol.ChannelQUIC // a raw player sends QUIC DATAGRAMs
+	}
+	return dialRawPayload(t, srv, addr, local, protocol.AppendJoin(nil, &j))
+}
+
+// dialRawPayload is dialRawFrom with the Join's payload as it is sent, to
+// send one AppendJoin would not write.
+func dialRawPayload(t testing.TB, srv *server.Server, addr, local string, join []byte) (*rawPlayer, uint8, []byte) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := connectFrom(t, srv, addr, local)
@@ -111,13 +124,7 @@ func dialRawFrom(t testing.TB, srv *server.Server, addr, local string, j protoco
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.Version == 0 {
-		j.Version = protocol.Version
-	}
-	if j.Channels == 0 {
-		j.Channels = protocol.ChannelQUIC // a raw player sends QUIC DATAGRAMs
-	}
-	if _, err := protocol.WriteFrame(st, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
+	if _, err := protocol.WriteFrame(st, nil, protocol.MsgJoin, join); err != nil {
 		t.Fatal(err)
 	}
 	st.SetReadDeadline(time.Now().Add(10 * time.Second))

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rewind-gg/rewind/names"
 )
 
 // Version is the token format version, the first byte of every token.
@@ -25,7 +27,7 @@ const MaxLen = 512
 // Limits of the string fields, in bytes.
 const (
 	maxUserLen  = 64
-	maxNameLen  = 32
+	maxNameLen  = names.MaxLen
 	maxRoomLen  = 64
 	maxClassLen = 32
 )
@@ -52,7 +54,7 @@ type Claims struct {
 	Expires   time.Time // the token is not valid from this time on; after NotBefore
 	Nonce     [16]byte  // random and unique per token (see NewNonce)
 	User      string    // stable user id: 1 to 64 bytes of UTF-8, no control characters
-	Name      string    // display name: 1 to 32 bytes of UTF-8, no control characters
+	Name      string    // display name, as package names allows: 1 to 32 bytes of UTF-8, printable and visible
 	Room      string    // match or room id: 1 to 64 bytes of A-Z a-z 0-9 _ . -
 	Team      uint8     // 1 or 2; 0 lets the server balance the teams
 	Class     string    // 0 to 32 bytes of UTF-8, no control characters; empty: the server's default
@@ -71,7 +73,11 @@ func KeyIDString(id [8]byte) string { return hex.EncodeToString(id[:]) }
 // Validate checks every field but KeyID against the limits of the token
 // format. NotBefore and Expires are checked as they will be sent, in whole
 // seconds. The error is an *Error with Reason Malformed that names the
-// field, such as "token: name: 1 to 32 bytes of UTF-8, no control characters".
+// field, such as "token: name: character 3 is U+202E (RIGHT-TO-LEFT
+// OVERRIDE), a bidi control". The name follows the rule of package names;
+// the user id and the class only need to be text (no control characters):
+// the server shows neither to other players (and a class must be one of
+// its classes).
 func (c *Claims) Validate() error {
 	nb, exp := c.NotBefore.Unix(), c.Expires.Unix()
 	switch {
@@ -83,8 +89,11 @@ func (c *Claims) Validate() error {
 		return malformed("expires: not after not_before")
 	case !isText(c.User, 1, maxUserLen):
 		return malformed("user: 1 to %d bytes of UTF-8, no control characters", maxUserLen)
-	case !isText(c.Name, 1, maxNameLen):
-		return malformed("name: 1 to %d bytes of UTF-8, no control characters", maxNameLen)
+	}
+	if err := names.Check(c.Name); err != nil {
+		return malformed("%v", err)
+	}
+	switch {
 	case !isRoom(c.Room):
 		return malformed("room: 1 to %d bytes of A-Z a-z 0-9 _ . -", maxRoomLen)
 	case c.Team > 2:

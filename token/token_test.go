@@ -147,6 +147,14 @@ var invalidFields = []struct {
 	{"name with a control char", "name", func(c *Claims) { c.Name = "Al\x07ice" }},
 	{"name with a C1 control char", "name", func(c *Claims) { c.Name = "Al\u0085ice" }},
 	{"name of invalid UTF-8", "name", func(c *Claims) { c.Name = "Al\xffice" }},
+	{"name with a new line", "name", func(c *Claims) { c.Name = "Al\nice" }},
+	{"name with an ESC", "name", func(c *Claims) { c.Name = "\x1b[2JAlice" }},
+	{"name with a NUL", "name", func(c *Claims) { c.Name = "Al\x00ice" }},
+	{"name with a bidi override", "name", func(c *Claims) { c.Name = "Al\u202Eice" }},
+	{"name with a zero-width space", "name", func(c *Claims) { c.Name = "Al\u200Bice" }},
+	{"name of a Hangul filler", "name", func(c *Claims) { c.Name = "\u3164" }},
+	{"name with a leading space", "name", func(c *Claims) { c.Name = " Alice" }},
+	{"name not in NFC", "name", func(c *Claims) { c.Name = "Jose\u0301" }},
 	{"empty room", "room", func(c *Claims) { c.Room = "" }},
 	{"room with a space", "room", func(c *Claims) { c.Room = "match 7" }},
 	{"room with a slash", "room", func(c *Claims) { c.Room = "match/7" }},
@@ -196,12 +204,38 @@ func TestInvalidFields(t *testing.T) {
 	}
 }
 
+// A name the rule of package names refuses is refused by Sign, Parse and
+// Verify with that rule's reason, under the field's name.
+func TestNameFollowsTheNamesRule(t *testing.T) {
+	priv := testKey(1)
+	v, err := NewVerifier(VerifierConfig{Keys: []ed25519.PublicKey{publicKey(priv)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testClaims(1)
+	c.Name = "Al\u202Eice"
+	const want = "token: name: character 3 is U+202E (RIGHT-TO-LEFT OVERRIDE), a bidi control"
+	if _, err := Sign(priv, c); err == nil || err.Error() != want {
+		t.Errorf("Sign: %v, want %q", err, want)
+	}
+	tok := signUnchecked(priv, c)
+	if _, err := Parse(tok); err == nil || err.Error() != want {
+		t.Errorf("Parse: %v, want %q", err, want)
+	}
+	if _, err := v.Verify(tok, t0); reasonOf(t, err) != Malformed || err.Error() != want {
+		t.Errorf("Verify: %v, want Malformed %q", err, want)
+	}
+}
+
 func TestValidFieldEdges(t *testing.T) {
 	for _, edit := range []func(*Claims){
 		func(c *Claims) { c.User = strings.Repeat("u", 64) },
 		func(c *Claims) { c.User = "ü" },
 		func(c *Claims) { c.Name = strings.Repeat("é", 16) },
 		func(c *Claims) { c.Name = "名前 with spaces" },
+		func(c *Claims) { c.Name = "محمد" },
+		func(c *Claims) { c.Name = "👨‍👩‍👧" },
+		func(c *Claims) { c.User = "user\u202E42" }, // user ids are not shown: no control characters is enough
 		func(c *Claims) { c.Room = strings.Repeat("r", 64) },
 		func(c *Claims) { c.Room = "AZaz09_.-" },
 		func(c *Claims) { c.Team = 0 },

@@ -109,8 +109,8 @@ A token is single-use. "rewind token inspect TOKEN" prints what a token says.`,
 				tf.name = tf.user
 			}
 			tok, err := mint(priv, tf.room, tf.user, tf.name, tf.team, tf.class, tf.ttl)
-			if err != nil {
-				return &exitError{code: 2, msg: "token: " + err.Error()}
+			if err != nil { // "token: name: …", from package token
+				return &exitError{code: 2, msg: err.Error()}
 			}
 			fmt.Fprintln(stdout, tok)
 			return nil

@@ -58,6 +58,13 @@ func TestKeygenTokenInspect(t *testing.T) {
 	if code, _, errs := runCmd(t, "token", "--key", filepath.Join(dir, "mm.key"), "--room", "bad room", "--user", "u"); code != 2 || !strings.Contains(errs, "room") {
 		t.Errorf("a bad room: exit %d %q", code, errs)
 	}
+	// A name the rule for names refuses is not minted.
+	for _, name := range []string{"Al\nice", "\x1b[2JAlice", "Al\u202Eice", "Al\u200Bice"} {
+		code, out, errs := runCmd(t, "token", "--key", filepath.Join(dir, "mm.key"), "--room", "match-7", "--user", "u", "--name", name)
+		if code != 2 || out != "" || !strings.HasPrefix(errs, "token: name: character ") {
+			t.Errorf("a token named %q: exit %d, out %q, err %q", name, code, out, errs)
+		}
+	}
 	if code, _, errs := runCmd(t, "token", "inspect", "not*base64"); code != 2 || !strings.Contains(errs, "token inspect:") {
 		t.Errorf("inspect of garbage: exit %d %q", code, errs)
 	}
