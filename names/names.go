@@ -25,11 +25,11 @@ const (
 	virama = 9 // the canonical combining class of viramas
 )
 
-// blank are characters that render as nothing without being
+// blank reports the characters that render as nothing without being
 // default-ignorable.
-var blank = map[rune]bool{
-	'\u2800':     true, // BRAILLE PATTERN BLANK
-	'\U0001D159': true, // MUSICAL SYMBOL NULL NOTEHEAD
+func blank(r rune) bool {
+	return r == '\u2800' || // BRAILLE PATTERN BLANK
+		r == '\U0001D159' // MUSICAL SYMBOL NULL NOTEHEAD
 }
 
 // Check returns nil if name is a valid display name (see the package
@@ -92,7 +92,7 @@ func Check(name string) error {
 			why = "not assigned in Unicode " + unicode.Version
 		case unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
 			why = "default-ignorable: it renders as nothing"
-		case blank[r]:
+		case blank(r):
 			why = "blank: it renders as nothing"
 		case n == 1 && unicode.Is(unicode.M, r):
 			why = "a combining mark first: it would combine with whatever is shown before the name"
