@@ -279,8 +279,8 @@ func (p *Peer) receive(pkt []byte, from net.Addr) Reason {
 	if len(out) >= 2 && out[1] == protocol.DatagramPathResponse {
 		if _, data, err := protocol.DecodePath(out); err == nil {
 			p.responded(from, data)
-		}
-		return 0
+			return 0
+		} // a malformed one goes to the session, which counts it
 	}
 	if !p.deliver(out) {
 		return ReasonQueue

@@ -436,7 +436,16 @@ func (se *session) datagram(d []byte, now time.Time) string {
 	if err != nil {
 		return reasonOf(err)
 	}
-	if typ != protocol.DatagramInput {
+	switch typ {
+	case protocol.DatagramInput:
+	case protocol.DatagramPathResponse:
+		// The sealed channel takes the well-formed ones itself; on QUIC
+		// DATAGRAMs there is nothing to answer.
+		if _, _, err := protocol.DecodePath(d); err != nil {
+			return reasonOf(err)
+		}
+		return protocol.ReasonType.String()
+	default:
 		return dropWrongType
 	}
 	se.srv.m.dgIn.Inc()

@@ -248,13 +248,15 @@ func TestMisbehavingClientHarmsNobody(t *testing.T) {
 	}
 	valid := good(now+2, 0)
 	send := func(d []byte) { bad.conn.SendDatagram(d) }
-	send(valid[:5])                                         // truncated
-	send(append([]byte{9}, valid[1:]...))                   // another version
-	send(append([]byte{protocol.Version, 2}, valid[2:]...)) // a snapshot, from a client
-	send(append([]byte{protocol.Version, 7}, valid[2:]...)) // an unknown type
-	send(append(valid[:10:10], 0))                          // zero inputs
-	send(good(now+5000, 0))                                 // far in the future
-	send(good(now+12, 60000))                               // a shot seen 234 ticks back: clamped to what the server measured
+	send(valid[:5])                                                     // truncated
+	send(append([]byte{9}, valid[1:]...))                               // another version
+	send(append([]byte{protocol.Version, 2}, valid[2:]...))             // a snapshot, from a client
+	send(append([]byte{protocol.Version, 7}, valid[2:]...))             // an unknown type
+	send(protocol.AppendPathChallenge(nil, protocol.PathData{}))        // a path challenge, from a client
+	send([]byte{protocol.Version, protocol.DatagramPathResponse, 1, 2}) // a path response, truncated
+	send(append(valid[:10:10], 0))                                      // zero inputs
+	send(good(now+5000, 0))                                             // far in the future
+	send(good(now+12, 60000))                                           // a shot seen 234 ticks back: clamped to what the server measured
 	// The room takes them at its next tick: a flood before that would push
 	// them out of the session's input slot (its oldest go first).
 	waitTicks(t, srv, "mixed", 2)
