@@ -59,19 +59,7 @@ func Arena(size float64, boxes []geom.AABB) *Level {
 
 // addBox adds a solid box's 12 triangles, each facing out.
 func addBox(l *Level, b geom.AABB) {
-	c := func(i int) geom.Vec3 { // corner i: bit 0 x, bit 1 y, bit 2 z
-		v := b.Min
-		if i&1 != 0 {
-			v.X = b.Max.X
-		}
-		if i&2 != 0 {
-			v.Y = b.Max.Y
-		}
-		if i&4 != 0 {
-			v.Z = b.Max.Z
-		}
-		return v
-	}
+	c := b.Corner
 	// Each face's corners counter-clockwise seen from outside.
 	faces := [6][4]int{
 		{0, 4, 6, 2}, // −x

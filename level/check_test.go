@@ -88,16 +88,20 @@ func TestCheckErrors(t *testing.T) {
 		change func(*Level)
 		want   string
 	}{
-		"no triangles":      {func(l *Level) { l.Triangles = nil }, "no triangles block movement"},
-		"only shot clips":   {func(l *Level) { l.Triangles[0].Blocks, l.Triangles[1].Blocks = BlocksShots, BlocksShots }, "no triangles block movement"},
-		"no spawn, team 2":  {func(l *Level) { l.Spawns = l.Spawns[:1] }, "team 2 has no spawn"},
-		"spawn outside":     {func(l *Level) { l.Spawns[1].Pos.X = 11 }, "outside the bounds"},
-		"spawn in a kill":   {func(l *Level) { l.KillVolumes = []Volume{{Box: geom.AABB{Min: geom.V(4, -1, -1), Max: geom.V(6, 1, 1)}, Source: -1}} }, "inside the kill volume"},
+		"no triangles":     {func(l *Level) { l.Triangles = nil }, "no triangles block movement"},
+		"only shot clips":  {func(l *Level) { l.Triangles[0].Blocks, l.Triangles[1].Blocks = BlocksShots, BlocksShots }, "no triangles block movement"},
+		"no spawn, team 2": {func(l *Level) { l.Spawns = l.Spawns[:1] }, "team 2 has no spawn"},
+		"spawn outside":    {func(l *Level) { l.Spawns[1].Pos.X = 11 }, "outside the bounds"},
+		"spawn in a kill": {func(l *Level) {
+			l.KillVolumes = []Volume{{Box: geom.AABB{Min: geom.V(4, -1, -1), Max: geom.V(6, 1, 1)}, Source: -1}}
+		}, "inside the kill volume"},
 		"no bounds":         {func(l *Level) { l.Bounds = geom.AABB{} }, "bounds"},
 		"inverted kill":     {func(l *Level) { l.KillVolumes = []Volume{{Box: geom.AABB{Min: geom.V(1, 1, 1)}, Source: -1}} }, "is not a box"},
 		"non-finite vertex": {func(l *Level) { l.Triangles[0].A.X = math.NaN() }, "not finite"},
 		"no blocks":         {func(l *Level) { l.Triangles[0].Blocks = 0 }, "neither movement nor shots"},
-		"bad edge":          {func(l *Level) { l.Waypoints = &Waypoints{Nodes: []Waypoint{{ID: "a"}}, Edges: []Edge{{From: 0, To: 3}}} }, "waypoint edge 0→3"},
+		"bad edge": {func(l *Level) {
+			l.Waypoints = &Waypoints{Nodes: []Waypoint{{ID: "a"}}, Edges: []Edge{{From: 0, To: 3}}}
+		}, "waypoint edge 0→3"},
 	}
 	if _, err := small().Check(CheckConfig{}); err != nil {
 		t.Fatalf("the base level: %v", err)
@@ -308,9 +312,9 @@ func TestCollisionMarking(t *testing.T) {
 		return out
 	}
 	got := blocks(
-		node("Rock", "mesh", 0, "translation", []any{3, 0, 3}),                         // unmarked: render-only here
-		node("col_window_2", "mesh", 0, "translation", []any{-3, 0, 3}),                // movement only
-		node("Col-Shot 3", "mesh", 0, "translation", []any{3, 0, -3}),                  // shots only
+		node("Rock", "mesh", 0, "translation", []any{3, 0, 3}),          // unmarked: render-only here
+		node("col_window_2", "mesh", 0, "translation", []any{-3, 0, 3}), // movement only
+		node("Col-Shot 3", "mesh", 0, "translation", []any{3, 0, -3}),   // shots only
 		node("Clip", "mesh", 0, "extras", map[string]any{"rewind": "collision", "rewind_blocks": "movement"}),
 		node("render_tree", "mesh", 0, "translation", []any{-3, 0, -3}),
 	)

@@ -10,7 +10,7 @@ func TestLevelInspectArena(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{
+	saysAll(t, stdout,
 		"level      arena\n",
 		"digest     04311dce3736fe3efa9b1a16bef99dea1fb292c22e9640823020f017e404fdb0\n",
 		"triangles  58 (blocking movement 58, blocking shots 50)\n",
@@ -19,10 +19,15 @@ func TestLevelInspectArena(t *testing.T) {
 		"  team 1  (-10, 0, -18) yaw 0°\n",
 		"  team 2  (10, 0, 18) yaw 180°\n",
 		"waypoints  none\n",
-		"warnings   0\n",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("no %q in\n%s", want, stdout)
+		"warnings   0\n")
+}
+
+// saysAll fails t for each of wants that out does not contain.
+func saysAll(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
 }
@@ -32,7 +37,7 @@ func TestLevelInspectFile(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{
+	saysAll(t, stdout,
 		"level      marked\n",
 		"triangles  48 (blocking movement 46, blocking shots 44)\n",
 		"spawns     4 (team 1: 2, team 2: 2)\n",
@@ -42,12 +47,7 @@ func TestLevelInspectFile(t *testing.T) {
 		"waypoints  3, 5 edges\n",
 		"  c        (5, 1, 0) → a (jump), b (crouch)  node 21 \"WP C\"\n",
 		"warnings   4\n",
-		"  node 12 \"spawn_t1_a\" (spawn of team 1): its standing capsule (radius 0.4, height 1.8) overlaps geometry of node 11 \"Pillar\"\n",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("no %q in\n%s", want, stdout)
-		}
-	}
+		"  node 12 \"spawn_t1_a\" (spawn of team 1): its standing capsule (radius 0.4, height 1.8) overlaps geometry of node 11 \"Pillar\"\n")
 	// Three teams asked for: the third has no spawn, so the level is
 	// refused, and the warnings come with the error.
 	code, stdout, stderr = runCmd(t, "level", "inspect", "../../level/testdata/marked.glb", "--teams", "3")
