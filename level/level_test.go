@@ -240,6 +240,20 @@ func TestDigestIsOfContent(t *testing.T) {
 	if again.Digest() != d {
 		t.Errorf("reformatted file: digest %v, want %v", again.Digest(), d)
 	}
+	// The same document written by glTF Transform as a .glb with
+	// interleaved attributes and as a .gltf with separate buffer views and
+	// data: URIs.
+	glb, _, err := ReadFile("testdata/marked.glb", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep, _, err := ReadFile("testdata/marked-separate.gltf", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if glb.Digest() != sep.Digest() || glb.Name == sep.Name {
+		t.Errorf("one level in two layouts: digests %v and %v", glb.Digest(), sep.Digest())
+	}
 	// Content changes change it: a vertex moved by one quantum, the winding
 	// reversed, what a triangle blocks, a spawn's team or yaw step, bounds,
 	// a kill volume.

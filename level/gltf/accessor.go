@@ -64,13 +64,13 @@ func (d *decoder) mesh(m int) ([]Primitive, error) {
 		if !ok {
 			return nil, fmt.Errorf("gltf: %s: no POSITION attribute", where)
 		}
-		pos, err := d.positions(pa)
+		pos, err := d.cachedPositions(pa)
 		if err != nil {
 			return nil, fmt.Errorf("gltf: %s: POSITION: %w", where, err)
 		}
 		var idx []uint32
 		if jp.Indices != nil {
-			if idx, err = d.indices(*jp.Indices); err != nil {
+			if idx, err = d.cachedIndices(*jp.Indices); err != nil {
 				return nil, fmt.Errorf("gltf: %s: indices: %w", where, err)
 			}
 			for k, v := range idx {
@@ -80,10 +80,16 @@ func (d *decoder) mesh(m int) ([]Primitive, error) {
 				}
 			}
 		} else {
+			if err := d.charge(4*int64(len(pos)), where); err != nil {
+				return nil, fmt.Errorf("gltf: %w", err)
+			}
 			idx = make([]uint32, len(pos))
 			for k := range idx {
 				idx[k] = uint32(k)
 			}
+		}
+		if err := d.charge(12*int64(len(idx)), where); err != nil { // at most one triangle per index
+			return nil, fmt.Errorf("gltf: %w", err)
 		}
 		tris, err := assemble(mode, idx)
 		if err != nil {
@@ -132,6 +138,38 @@ func assemble(mode int, idx []uint32) ([][3]uint32, error) {
 
 func (d *decoder) accessorLabel(i int) string { return label("accessor", i, d.doc.Accessors[i].Name) }
 
+// cachedPositions is positions, decoded (and charged) once per accessor.
+func (d *decoder) cachedPositions(ai int) ([][3]float32, error) {
+	if p, ok := d.positionc[ai]; ok {
+		return p, nil
+	}
+	p, err := d.positions(ai)
+	if err != nil {
+		return nil, err
+	}
+	if d.positionc == nil {
+		d.positionc = map[int][][3]float32{}
+	}
+	d.positionc[ai] = p
+	return p, nil
+}
+
+// cachedIndices is indices, decoded (and charged) once per accessor.
+func (d *decoder) cachedIndices(ai int) ([]uint32, error) {
+	if x, ok := d.indexc[ai]; ok {
+		return x, nil
+	}
+	x, err := d.indices(ai)
+	if err != nil {
+		return nil, err
+	}
+	if d.indexc == nil {
+		d.indexc = map[int][]uint32{}
+	}
+	d.indexc[ai] = x
+	return x, nil
+}
+
 // positions reads a FLOAT VEC3 accessor of finite numbers.
 func (d *decoder) positions(ai int) ([][3]float32, error) {
 	if ai < 0 || ai >= len(d.doc.Accessors) {
@@ -144,6 +182,9 @@ func (d *decoder) positions(ai int) ([][3]float32, error) {
 	}
 	data, stride, err := d.accessor(ai)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.charge(12*a.Count, d.accessorLabel(ai)); err != nil {
 		return nil, err
 	}
 	out := make([][3]float32, a.Count)
@@ -177,6 +218,9 @@ func (d *decoder) indices(ai int) ([]uint32, error) {
 	}
 	data, stride, err := d.accessor(ai)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.charge(4*a.Count, d.accessorLabel(ai)); err != nil {
 		return nil, err
 	}
 	out := make([]uint32, a.Count)

@@ -23,6 +23,19 @@ type Limits struct {
 	// zeros until their sparse values) may make the reader allocate:
 	// 0 means DefaultMaxBytes.
 	MaxBytes int64
+	// MaxDecoded bounds what the positions and triangles read from the
+	// file take in memory, however many primitives share an accessor: 0
+	// means 4 × MaxBytes.
+	MaxDecoded int64
+}
+
+func (l *Limits) defaults() {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxDecoded <= 0 {
+		l.MaxDecoded = 4 * l.MaxBytes
+	}
 }
 
 // Document is what a file says that a level needs: its default scene's
@@ -73,27 +86,23 @@ type Primitive struct {
 // ReadFile reads the glTF (.gltf or .glb: told apart by content) at name
 // in fsys. A .gltf's external buffers are read from fsys relative to it.
 func ReadFile(fsys fs.FS, name string, lim Limits) (*Document, error) {
-	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = DefaultMaxBytes
-	}
+	lim.defaults()
 	data, err := readLimited(fsys, name, lim.MaxBytes)
 	if err != nil {
 		return nil, fmt.Errorf("gltf: %w", err)
 	}
-	d := &decoder{fsys: fsys, name: name, budget: lim.MaxBytes - int64(len(data))}
+	d := &decoder{fsys: fsys, name: name, budget: lim.MaxBytes - int64(len(data)), decoded: lim.MaxDecoded}
 	return d.decode(data)
 }
 
 // Read reads a glTF from memory. A .gltf read this way can hold its
 // buffers only as data: URIs.
 func Read(data []byte, lim Limits) (*Document, error) {
-	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = DefaultMaxBytes
-	}
+	lim.defaults()
 	if int64(len(data)) > lim.MaxBytes {
 		return nil, fmt.Errorf("gltf: %d bytes, over the limit of %d", len(data), lim.MaxBytes)
 	}
-	d := &decoder{budget: lim.MaxBytes - int64(len(data))}
+	d := &decoder{budget: lim.MaxBytes - int64(len(data)), decoded: lim.MaxDecoded}
 	return d.decode(data)
 }
 
@@ -123,11 +132,27 @@ type decoder struct {
 	fsys   fs.FS  // nil: no external files
 	name   string // the file's name in fsys
 	budget int64  // bytes still allowed: external buffers and unbacked accessors
+	// decoded is what positions and triangles may still take; each
+	// accessor's positions or indices are decoded once, however many
+	// primitives use them.
+	decoded   int64
+	positionc map[int][][3]float32
+	indexc    map[int][]uint32
 	doc    gltfJSON
 	bin    []byte   // a .glb's BIN chunk; nil if none
 	isGLB  bool     //
 	bufs   [][]byte // loaded buffers, by index
 	warn   []string
+}
+
+// charge takes n bytes of decoded data from the budget before they are
+// allocated, or refuses them.
+func (d *decoder) charge(n int64, what string) error {
+	if n > d.decoded {
+		return fmt.Errorf("%s: %d more bytes of decoded geometry, over what the limit leaves (%d)", what, n, d.decoded)
+	}
+	d.decoded -= n
+	return nil
 }
 
 func (d *decoder) warnf(format string, args ...any) {

@@ -366,6 +366,35 @@ func TestSizeBound(t *testing.T) {
 	}
 }
 
+// Primitives sharing one accessor cost their triangles each time: the
+// total decoded is bounded, not just each accessor.
+func TestSharedAccessorBound(t *testing.T) {
+	const verts = 3000
+	f := triangleFile()
+	f.bin = make([]byte, 12*verts)
+	f.set("buffers.0.byteLength", len(f.bin)).set("bufferViews.0.byteLength", len(f.bin)).set("accessors.0.count", verts)
+	prims := make([]any, 200)
+	for i := range prims {
+		prims[i] = map[string]any{"attributes": map[string]any{"POSITION": 0}}
+	}
+	f.set("meshes.0.primitives", prims)
+	data := f.glb()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := Read(data, Limits{MaxBytes: 1 << 20})
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "decoded geometry") {
+		t.Errorf("200 primitives of 3000 vertices each, 4 MiB to decode: %v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 6<<20 {
+		t.Errorf("allocated %d bytes", grew)
+	}
+	if _, err := Read(data, Limits{MaxBytes: 1 << 20, MaxDecoded: 64 << 20}); err != nil {
+		t.Errorf("with room to decode: %v", err)
+	}
+}
+
 func TestTransforms(t *testing.T) {
 	f := triangleFile()
 	f.set("nodes", []any{

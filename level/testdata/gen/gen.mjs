@@ -192,6 +192,13 @@ const io = new NodeIO().setVertexLayout(VertexLayout.INTERLEAVED);
   level.addChild(doc.createNode('WP C').setTranslation([5, 0.5, 0]).setExtras({ rewind: 'waypoint', rewind_id: 'c', rewind_links: 'b_crouch_oneway' }));
 
   writeFileSync(join(OUT, 'marked.glb'), await io.writeBinary(doc));
+  // The same document laid out otherwise: JSON, attributes in separate
+  // buffer views, buffers as data: URIs. Its level's digest is the same.
+  const separate = await new NodeIO().setVertexLayout(VertexLayout.SEPARATE).writeJSON(doc, { format: 'gltf' });
+  for (const b of separate.json.buffers) {
+    b.uri = 'data:application/octet-stream;base64,' + Buffer.from(separate.resources[b.uri]).toString('base64');
+  }
+  writeFileSync(join(OUT, 'marked-separate.gltf'), JSON.stringify(separate.json, null, 1) + '\n');
   const exp = expected(doc,
     { Floor: BOTH, Ramp: BOTH, Mirrored: BOTH, TowerBlock: BOTH, col_window_1: MOVEMENT, Glass: SHOTS, Pillar: BOTH },
     {
