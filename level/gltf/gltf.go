@@ -138,11 +138,11 @@ type decoder struct {
 	decoded   int64
 	positionc map[int][][3]float32
 	indexc    map[int][]uint32
-	doc    gltfJSON
-	bin    []byte   // a .glb's BIN chunk; nil if none
-	isGLB  bool     //
-	bufs   [][]byte // loaded buffers, by index
-	warn   []string
+	doc       gltfJSON
+	bin       []byte   // a .glb's BIN chunk; nil if none
+	isGLB     bool     //
+	bufs      [][]byte // loaded buffers, by index
+	warn      []string
 }
 
 // charge takes n bytes of decoded data from the budget before they are
