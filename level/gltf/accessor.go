@@ -140,34 +140,25 @@ func (d *decoder) accessorLabel(i int) string { return label("accessor", i, d.do
 
 // cachedPositions is positions, decoded (and charged) once per accessor.
 func (d *decoder) cachedPositions(ai int) ([][3]float32, error) {
-	if p, ok := d.positionc[ai]; ok {
-		return p, nil
-	}
-	p, err := d.positions(ai)
-	if err != nil {
-		return nil, err
-	}
-	if d.positionc == nil {
-		d.positionc = map[int][][3]float32{}
-	}
-	d.positionc[ai] = p
-	return p, nil
+	return cached(&d.positionc, ai, d.positions)
 }
 
 // cachedIndices is indices, decoded (and charged) once per accessor.
-func (d *decoder) cachedIndices(ai int) ([]uint32, error) {
-	if x, ok := d.indexc[ai]; ok {
-		return x, nil
+func (d *decoder) cachedIndices(ai int) ([]uint32, error) { return cached(&d.indexc, ai, d.indices) }
+
+func cached[T any](cache *map[int]T, ai int, read func(int) (T, error)) (T, error) {
+	if v, ok := (*cache)[ai]; ok {
+		return v, nil
 	}
-	x, err := d.indices(ai)
+	v, err := read(ai)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
-	if d.indexc == nil {
-		d.indexc = map[int][]uint32{}
+	if *cache == nil {
+		*cache = map[int]T{}
 	}
-	d.indexc[ai] = x
-	return x, nil
+	(*cache)[ai] = v
+	return v, nil
 }
 
 // positions reads a FLOAT VEC3 accessor of finite numbers.

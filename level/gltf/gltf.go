@@ -140,7 +140,7 @@ type decoder struct {
 	indexc    map[int][]uint32
 	doc       gltfJSON
 	bin       []byte   // a .glb's BIN chunk; nil if none
-	isGLB     bool     //
+	isGLB     bool     // read from a .glb: buffer 0 may be its BIN chunk
 	bufs      [][]byte // loaded buffers, by index
 	warn      []string
 }

@@ -348,15 +348,12 @@ func TestSizeBound(t *testing.T) {
 	}
 	for i, f := range huge {
 		data := f.glb()
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		_, err := Read(data, Limits{MaxBytes: 1 << 20})
-		runtime.ReadMemStats(&after)
+		var err error
+		grew := allocated(func() { _, err = Read(data, Limits{MaxBytes: 1 << 20}) })
 		if err == nil {
 			t.Errorf("%d: a %d-byte file claiming a huge count was read", i, len(data))
 		}
-		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		if grew > 1<<20 {
 			t.Errorf("%d: refusing it allocated %d bytes", i, grew)
 		}
 	}
@@ -364,6 +361,16 @@ func TestSizeBound(t *testing.T) {
 	if _, err := Read(make([]byte, 2048), Limits{MaxBytes: 1024}); err == nil || !strings.Contains(err.Error(), "over the limit") {
 		t.Errorf("a file over the limit: %v", err)
 	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 // Primitives sharing one accessor cost their triangles each time: the
@@ -379,15 +386,12 @@ func TestSharedAccessorBound(t *testing.T) {
 	}
 	f.set("meshes.0.primitives", prims)
 	data := f.glb()
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	_, err := Read(data, Limits{MaxBytes: 1 << 20})
-	runtime.ReadMemStats(&after)
+	var err error
+	grew := allocated(func() { _, err = Read(data, Limits{MaxBytes: 1 << 20}) })
 	if err == nil || !strings.Contains(err.Error(), "decoded geometry") {
 		t.Errorf("200 primitives of 3000 vertices each, 4 MiB to decode: %v", err)
 	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 6<<20 {
+	if grew > 6<<20 {
 		t.Errorf("allocated %d bytes", grew)
 	}
 	if _, err := Read(data, Limits{MaxBytes: 1 << 20, MaxDecoded: 64 << 20}); err != nil {
