@@ -182,30 +182,15 @@ func SweepSphereAABB(o, d Vec3, maxT, r float64, b AABB) (float64, bool) {
 	case m == 7: // corner region: the three rounded edges that meet at this corner
 		best, hit := math.Inf(1), false
 		for _, bit := range [3]int{1, 2, 4} {
-			c := Capsule{A: corner(b, above), B: corner(b, above^bit), Radius: r}
+			c := Capsule{A: b.Corner(above), B: b.Corner(above ^ bit), Radius: r}
 			if t, ok := RayCapsule(o, d, maxT, c); ok && t < best {
 				best, hit = t, true
 			}
 		}
 		return best, hit
 	default: // edge region: the rounded edge along the remaining axis
-		return RayCapsule(o, d, maxT, Capsule{A: corner(b, below^7), B: corner(b, above), Radius: r})
+		return RayCapsule(o, d, maxT, Capsule{A: b.Corner(below ^ 7), B: b.Corner(above), Radius: r})
 	}
-}
-
-// corner returns the box corner that takes Max on the axes whose bit is set in n.
-func corner(b AABB, n int) Vec3 {
-	c := b.Min
-	if n&1 != 0 {
-		c.X = b.Max.X
-	}
-	if n&2 != 0 {
-		c.Y = b.Max.Y
-	}
-	if n&4 != 0 {
-		c.Z = b.Max.Z
-	}
-	return c
 }
 
 // SphereOverlapsCapsule reports whether the sphere and the capsule intersect.

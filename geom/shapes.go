@@ -38,6 +38,22 @@ func (b AABB) ClosestPoint(p Vec3) Vec3 {
 	}
 }
 
+// Corner returns the corner of b that takes Max on the axes whose bit is
+// set in n (bit 0 x, bit 1 y, bit 2 z) and Min on the others.
+func (b AABB) Corner(n int) Vec3 {
+	c := b.Min
+	if n&1 != 0 {
+		c.X = b.Max.X
+	}
+	if n&2 != 0 {
+		c.Y = b.Max.Y
+	}
+	if n&4 != 0 {
+		c.Z = b.Max.Z
+	}
+	return c
+}
+
 // Center returns the centre of b.
 func (b AABB) Center() Vec3 { return b.Min.Add(b.Max).Scale(0.5) }
 

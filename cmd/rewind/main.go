@@ -3,9 +3,10 @@
 // lag-compensation scenarios (rewind scenario FILE.json), re-simulate a
 // recorded match (rewind replay), sweep lag-compensation settings over
 // recorded matches (rewind tune), soak a server in rooms of bots that come
-// and go and fail on growth or tick overruns (rewind soak), make token keys
-// and tokens for development (rewind keygen, rewind token), and say what it
-// is (rewind version).
+// and go and fail on growth or tick overruns (rewind soak), read and check a
+// level made in an editor (rewind level inspect), make token keys and tokens
+// for development (rewind keygen, rewind token), and say what it is (rewind
+// version).
 package main
 
 import (
@@ -43,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	root.AddCommand(newScenarioCmd(stdout), newServeCmd(stdout, stderr), newBotsCmd(stdout, stderr), newDemoCmd(stdout, stderr),
 		newReplayCmd(stdout), newTuneCmd(stdout, stderr), newViewCmd(stdout), newSoakCmd(stdout, stderr),
-		newKeygenCmd(stdout), newTokenCmd(stdout), newVersionCmd(stdout))
+		newLevelCmd(stdout), newKeygenCmd(stdout), newTokenCmd(stdout), newVersionCmd(stdout))
 	err := root.Execute()
 	if err == nil {
 		return 0
