@@ -15,33 +15,40 @@ func ClosestOnSegment(p, a, b Vec3) Vec3 {
 // SegmentDistSq returns the squared distance between the segments p1–q1 and
 // p2–q2 (Ericson, Real-Time Collision Detection, 5.1.9).
 func SegmentDistSq(p1, q1, p2, q2 Vec3) float64 {
+	s, t := SegmentClosest(p1, q1, p2, q2)
+	return p1.AddScaled(q1.Sub(p1), s).Sub(p2.AddScaled(q2.Sub(p2), t)).LenSq()
+}
+
+// SegmentClosest returns the parameters s and t in [0, 1] of a closest pair
+// of points p1 + s(q1−p1) and p2 + t(q2−p2) of the segments p1–q1 and p2–q2
+// (Ericson, Real-Time Collision Detection, 5.1.9). Parallel segments have
+// many closest pairs; it returns one with s at an end of the first or t at an
+// end of the second, and a degenerate segment (a point) gets parameter 0.
+func SegmentClosest(p1, q1, p2, q2 Vec3) (s, t float64) {
 	const eps = 1e-12
 	d1, d2, r := q1.Sub(p1), q2.Sub(p2), p1.Sub(p2)
 	a, e, f := d1.LenSq(), d2.LenSq(), d2.Dot(r)
-	var s, t float64
 	switch {
 	case a <= eps && e <= eps:
-		return r.LenSq()
+		return 0, 0
 	case a <= eps:
-		t = clamp01(f / e)
-	default:
-		c := d1.Dot(r)
-		if e <= eps {
-			s = clamp01(-c / a)
-		} else {
-			b := d1.Dot(d2)
-			if denom := a*e - b*b; denom != 0 {
-				s = clamp01((b*f - c*e) / denom)
-			}
-			t = (b*s + f) / e
-			if t < 0 {
-				t, s = 0, clamp01(-c/a)
-			} else if t > 1 {
-				t, s = 1, clamp01((b-c)/a)
-			}
-		}
+		return 0, clamp01(f / e)
 	}
-	return p1.AddScaled(d1, s).Sub(p2.AddScaled(d2, t)).LenSq()
+	c := d1.Dot(r)
+	if e <= eps {
+		return clamp01(-c / a), 0
+	}
+	b := d1.Dot(d2)
+	if denom := a*e - b*b; denom != 0 {
+		s = clamp01((b*f - c*e) / denom)
+	}
+	t = (b*s + f) / e
+	if t < 0 {
+		t, s = 0, clamp01(-c/a)
+	} else if t > 1 {
+		t, s = 1, clamp01((b-c)/a)
+	}
+	return s, t
 }
 
 func clamp01(f float64) float64 { return min(max(f, 0), 1) }

@@ -272,3 +272,47 @@ func BenchmarkSweepSphereAABB(b *testing.B) {
 		SweepSphereAABB(o, d, 5, 0.1, box)
 	}
 }
+
+func TestSegmentClosest(t *testing.T) {
+	tests := []struct {
+		name           string
+		p1, q1, p2, q2 Vec3
+		s, t           float64
+	}{
+		{"crossing", V(-1, 0, 0), V(1, 0, 0), V(0, -1, 0), V(0, 1, 0), 0.5, 0.5},
+		{"skew, perpendicular", V(0, 0, 0), V(4, 0, 0), V(2, -1, 1), V(2, 1, 1), 0.5, 0.5},
+		{"skew beyond the end", V(0, 0, 0), V(4, 0, 0), V(6, -1, 1), V(6, 1, 1), 1, 0.5},
+		{"point over the middle", V(0, 0, 0), V(2, 0, 0), V(1, 0, 0.5), V(1, 0, 0.5), 0.5, 0},
+		{"first a point", V(0, 0, 0), V(0, 0, 0), V(-1, 2, 0), V(1, 2, 0), 0, 0.5},
+		{"both points", V(0, 1, 0), V(0, 1, 0), V(0, 0, 0), V(0, 0, 0), 0, 0},
+		{"end to end", V(0, 0, 0), V(1, 0, 0), V(-2, 0, 3), V(-1, 0, 3), 0, 1},
+		{"second reversed", V(0, 0, 0), V(1, 0, 0), V(0.25, 1, 4), V(0.25, 1, -4), 0.25, 0.5},
+	}
+	for _, tt := range tests {
+		s, u := SegmentClosest(tt.p1, tt.q1, tt.p2, tt.q2)
+		if s != tt.s || u != tt.t {
+			t.Errorf("%s: got (%v, %v), want (%v, %v)", tt.name, s, u, tt.s, tt.t)
+		}
+	}
+	// No pair of sampled points is closer than the pair it returns.
+	rng := rand.New(rand.NewPCG(3, 4))
+	rv := func() Vec3 { return V(rng.Float64()*4-2, rng.Float64()*4-2, rng.Float64()*4-2) }
+	for i := 0; i < 500; i++ {
+		p1, q1, p2, q2 := rv(), rv(), rv(), rv()
+		if i%5 == 0 {
+			q2 = p2.Add(q1.Sub(p1).Scale(rng.Float64())) // parallel
+		}
+		s, u := SegmentClosest(p1, q1, p2, q2)
+		if s < 0 || s > 1 || u < 0 || u > 1 {
+			t.Fatalf("case %d: parameters (%v, %v) outside [0, 1]", i, s, u)
+		}
+		got := p1.Lerp(q1, s).Sub(p2.Lerp(q2, u)).LenSq()
+		for a := 0.0; a <= 1; a += 1.0 / 64 {
+			for b := 0.0; b <= 1; b += 1.0 / 64 {
+				if d := p1.Lerp(q1, a).Sub(p2.Lerp(q2, b)).LenSq(); d < got-1e-12 {
+					t.Fatalf("case %d: (%v, %v) gives %v but (%v, %v) gives %v", i, s, u, got, a, b, d)
+				}
+			}
+		}
+	}
+}
