@@ -18,7 +18,7 @@ import (
 var (
 	memEmpty   = flag.Int("memory.empty", 64, "how many empty rooms BenchmarkRoomMemory opens")
 	memRooms   = flag.Int("memory.rooms", 16, "how many rooms of 12 light clients BenchmarkRoomMemory fills")
-	memProfile = flag.String("memory.heapprofile", "", "BenchmarkRoomMemory: write the server's heap profile, its rooms full, to this file")
+	memProfile = flag.String("memory.heapprofile", "", "BenchmarkRoomMemory: write the server's heap profile, its rooms full, to this file (and once their players left, to this file.left)")
 )
 
 // memStats is the server process's memory, right after two collections.
@@ -144,6 +144,9 @@ func BenchmarkRoomMemory(b *testing.B) {
 		}
 		poll.Stop()
 		left := srv.mem(b)
+		if *memProfile != "" {
+			srv.ask(b, "heap "+*memProfile+".left")
+		}
 		per := func(a, b uint64, n int) float64 { return (float64(b) - float64(a)) / float64(n) }
 		n := *memRooms
 		b.ReportMetric(per(base.HeapAlloc, empty.HeapAlloc, *memEmpty), "heap-B/empty-room")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -85,22 +86,25 @@ func squatRoom(b *testing.B, n int) (held, all time.Duration, joined float64) {
 // loopback address) join a new room and leave at once, ten times a second
 // each, for -linger.for (40 s: longer than the default
 // match.empty_timeout). It reports the most rooms open at once
-// (rooms-max), the rooms open at the end (rooms-end), and the share of
-// max_rooms the most is (rooms-max-%).
+// (rooms-max), the rooms open at the end (rooms-end), the share of
+// max_rooms the most is (rooms-max-%), and the live heap at the end, after
+// a collection (heap-MiB: the server's, and what little of the test's own
+// is left once its connections closed).
 func BenchmarkLingeringRooms(b *testing.B) {
 	for _, sources := range []int{1, 5} {
 		b.Run(fmt.Sprint(sources, "-sources"), func(b *testing.B) {
 			for b.Loop() {
-				most, end := lingeringRooms(b, sources)
+				most, end, heap := lingeringRooms(b, sources)
 				b.ReportMetric(float64(most), "rooms-max")
 				b.ReportMetric(float64(end), "rooms-end")
+				b.ReportMetric(float64(heap)/(1<<20), "heap-MiB")
 				b.ReportMetric(100*float64(most)/float64(server.DefaultConfig().MaxRooms), "rooms-max-%")
 			}
 		})
 	}
 }
 
-func lingeringRooms(b *testing.B, sources int) (most, end int) {
+func lingeringRooms(b *testing.B, sources int) (most, end int, heap uint64) {
 	srv := startServer(b, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), *lingerFor)
 	defer cancel()
@@ -121,7 +125,7 @@ func lingeringRooms(b *testing.B, sources int) (most, end int) {
 				case <-pace.C:
 				}
 				jctx, jcancel := context.WithTimeout(ctx, 5*time.Second)
-				rj, err := driveBy(jctx, srv, local, fmt.Sprintf("s%d-%d", s, i))
+				rj, err := driveBy(jctx, srv, local, protocol.Join{Room: fmt.Sprintf("s%d-%d", s, i), Name: "drive-by"})
 				jcancel()
 				what := "welcome"
 				switch {
@@ -157,6 +161,10 @@ func lingeringRooms(b *testing.B, sources int) (most, end int) {
 		most = max(most, end)
 	}
 	wg.Wait()
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
 	b.Logf("%d sources: joins %v; rooms open at most %d, at the end %d", sources, outcomes, most, end)
-	return most, end
+	return most, end, m.HeapAlloc
 }

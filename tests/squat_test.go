@@ -41,10 +41,10 @@ func (s *squatter) run(ctx context.Context) {
 	}
 }
 
-// driveBy joins room from the loopback address local and leaves at once,
-// as a source that only wants rooms open does; it returns the Reject, if
-// the join was refused. Its socket is closed before it returns.
-func driveBy(ctx context.Context, srv *server.Server, local, room string) (*protocol.Reject, error) {
+// driveBy sends the Join j from the loopback address local and leaves at
+// once, as a source that only wants rooms open does; it returns the
+// Reject, if the join was refused. Its socket is closed before it returns.
+func driveBy(ctx context.Context, srv *server.Server, local string, j protocol.Join) (*protocol.Reject, error) {
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(local)})
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func driveBy(ctx context.Context, srv *server.Server, local, room string) (*prot
 	if err != nil {
 		return nil, err
 	}
-	j := protocol.Join{Version: protocol.Version, Channels: protocol.ChannelQUIC, Room: room, Name: "drive-by"}
+	j.Version, j.Channels = protocol.Version, protocol.ChannelQUIC
 	if _, err := protocol.WriteFrame(st, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		return nil, err
 	}
