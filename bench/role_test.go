@@ -174,7 +174,7 @@ func serverRole(ctx context.Context) (string, func(string) string, error) {
 	// Rooms opened empty (BenchmarkRoomMemory) stay open while measured.
 	cfg.Match.EmptyTimeout = time.Hour
 	// Every client comes from 127.0.0.1.
-	cfg.Limits = server.LimitsConfig{HandshakesPerSource: 256, PlayersPerSource: 1 << 20, JoinsPerSecond: 10000, JoinBurst: 10000}
+	cfg.Limits = server.LimitsConfig{HandshakesPerSource: 256, PlayersPerSource: 1 << 20, RoomsPerSource: 1 << 20, JoinsPerSecond: 10000, JoinBurst: 10000}
 	srv, err := server.New(cfg, zerolog.Nop())
 	if err != nil {
 		return "", nil, err

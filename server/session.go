@@ -140,7 +140,7 @@ func (se *session) run() {
 		se.refuse(stream, rej, &join)
 		return
 	}
-	r, rej := se.srv.roomFor(id.room, id.create)
+	r, rej := se.srv.roomFor(id.room, id.create, se.src)
 	if rej != nil {
 		se.refuse(stream, rej, &join)
 		return
