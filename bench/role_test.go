@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -31,20 +32,30 @@ const (
 	// envProfile: write the process's CPU profile to this file
 	// (-capacity.cpuprofile).
 	envProfile = "REWIND_BENCH_CPUPROFILE"
+	// envMemRate: the process's runtime.MemProfileRate (1: every
+	// allocation, for a heap profile that accounts for every byte).
+	envMemRate = "REWIND_BENCH_MEMPROFILERATE"
 )
 
 // A child reads commands, a line each, on its stdin and answers each with
 // one line on its stdout; it exits when its stdin ends:
 //
-//	cpu        → its CPU time so far, nanoseconds (user and system)
-//	stats      → a JSON object (serverStats or loadgen.Stats)
-//	room NAME  → fleet: adds a room of clients; "ok" or "error: …"
+//	cpu           → its CPU time so far, nanoseconds (user and system)
+//	stats         → a JSON object (serverStats or loadgen.Stats)
+//	room NAME     → fleet: adds a room of clients; "ok" or "error: …"
+//	close         → fleet: closes its clients' connections; "ok"
+//	open PREFIX N → server: opens N rooms, PREFIX000 on (as the operator); "ok"
+//	mem           → server: a JSON object (memStats), after two collections
+//	heap FILE     → server: writes its heap profile to FILE; "ok"
 //
 // Its first line is "ready ADDR" (the address it serves on; the fleet's is
 // "-").
 
 // role runs the part the environment names and returns the exit status.
 func role(name string) int {
+	if r, err := strconv.Atoi(os.Getenv(envMemRate)); err == nil {
+		runtime.MemProfileRate = r
+	}
 	if cpu := os.Getenv(envCPU); cpu != "" {
 		n, err := strconv.Atoi(cpu)
 		if err == nil {
@@ -160,8 +171,10 @@ func serverRole(ctx context.Context) (string, func(string) string, error) {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Admin.Listen = ""
 	cfg.MaxRooms = 4096
+	// Rooms opened empty (BenchmarkRoomMemory) stay open while measured.
+	cfg.Match.EmptyTimeout = time.Hour
 	// Every client comes from 127.0.0.1.
-	cfg.Limits = server.LimitsConfig{HandshakesPerSource: 256, PlayersPerSource: 1 << 20, JoinsPerSecond: 10000, JoinBurst: 10000}
+	cfg.Limits = server.LimitsConfig{HandshakesPerSource: 256, PlayersPerSource: 1 << 20, RoomsPerSource: 1 << 20, JoinsPerSecond: 10000, JoinBurst: 10000}
 	srv, err := server.New(cfg, zerolog.Nop())
 	if err != nil {
 		return "", nil, err
@@ -170,6 +183,9 @@ func serverRole(ctx context.Context) (string, func(string) string, error) {
 		return "", nil, err
 	}
 	answer := func(cmd string) string {
+		if a, ok := serverMemCommand(srv, cmd); ok {
+			return a
+		}
 		if cmd != "stats" {
 			return fmt.Sprintf("error: unknown command %q", cmd)
 		}
@@ -258,6 +274,7 @@ func fleetRole(ctx context.Context) (string, func(string) string, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	ctx, stop := context.WithCancel(ctx) // stopped by close: Run then ends without an error
 	go func() {
 		if err := f.Run(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "bench fleet: %v\n", err)
@@ -269,6 +286,10 @@ func fleetRole(ctx context.Context) (string, func(string) string, error) {
 		case cmd == "stats":
 			b, _ := json.Marshal(f.Stats())
 			return string(b)
+		case cmd == "close":
+			stop()
+			f.Close()
+			return "ok"
 		case strings.HasPrefix(cmd, "room "):
 			actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()

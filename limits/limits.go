@@ -17,6 +17,8 @@ type Config struct {
 	Handshakes int
 	// Players caps the joined players of one source.
 	Players int
+	// Rooms caps the rooms a source's joins created that are still open.
+	Rooms int
 	// JoinRate is how many joins a second one source may attempt in the
 	// long run, JoinBurst how many at once.
 	JoinRate  float64
@@ -30,6 +32,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("handshakes_per_source: %d is below 1", c.Handshakes)
 	case c.Players < 1:
 		return fmt.Errorf("players_per_source: %d is below 1", c.Players)
+	case c.Rooms < 1:
+		return fmt.Errorf("rooms_per_source: %d is below 1", c.Rooms)
 	case !(c.JoinRate > 0):
 		return fmt.Errorf("joins_per_second: %v must be positive", c.JoinRate)
 	case c.JoinBurst < 1:
@@ -49,6 +53,7 @@ type Limiter struct {
 type source struct {
 	handshakes int
 	players    int
+	rooms      int
 	joins      *rate.Limiter
 }
 
@@ -130,6 +135,13 @@ func (l *Limiter) Player(src netip.Addr) (release func(), ok bool) {
 	return l.hold(src, func(s *source) *int { return &s.players }, l.cfg.Players, nil)
 }
 
+// Room counts a room that a join from src creates; it reports false,
+// counting nothing, when src is at its cap. Release it with the returned
+// function when the room closes (once is enough).
+func (l *Limiter) Room(src netip.Addr) (release func(), ok bool) {
+	return l.hold(src, func(s *source) *int { return &s.rooms }, l.cfg.Rooms, nil)
+}
+
 // Sources returns how many sources are tracked (for tests and metrics).
 func (l *Limiter) Sources() int {
 	l.mu.Lock()
@@ -149,7 +161,7 @@ func (l *Limiter) source(src netip.Addr) *source {
 // forget drops a source that holds nothing and whose join budget is full
 // again: memory grows with the sources active now, not with all ever seen.
 func (l *Limiter) forget(src netip.Addr, s *source, now time.Time) {
-	if s.handshakes == 0 && s.players == 0 && s.joins.TokensAt(now) >= float64(l.cfg.JoinBurst) {
+	if s.handshakes == 0 && s.players == 0 && s.rooms == 0 && s.joins.TokensAt(now) >= float64(l.cfg.JoinBurst) {
 		delete(l.sources, src)
 	}
 }

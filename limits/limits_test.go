@@ -23,7 +23,7 @@ func newLimiter(t *testing.T, cfg Config) *Limiter {
 }
 
 func TestHandshakeCapIsPerSource(t *testing.T) {
-	l := newLimiter(t, Config{Handshakes: 2, Players: 1, JoinRate: 1, JoinBurst: 1})
+	l := newLimiter(t, Config{Handshakes: 2, Players: 1, Rooms: 1, JoinRate: 1, JoinBurst: 1})
 	r1, ok1 := l.Handshake(a)
 	_, ok2 := l.Handshake(a)
 	if _, ok3 := l.Handshake(a); !ok1 || !ok2 || ok3 {
@@ -45,24 +45,31 @@ func TestHandshakeCapIsPerSource(t *testing.T) {
 	}
 }
 
-func TestPlayerCap(t *testing.T) {
-	l := newLimiter(t, Config{Handshakes: 1, Players: 2, JoinRate: 1, JoinBurst: 1})
-	r, _ := l.Player(a)
-	l.Player(a)
-	if _, ok := l.Player(a); ok {
-		t.Fatal("a third player of a source admitted")
-	}
-	if _, ok := l.Player(b); !ok {
-		t.Fatal("another source refused")
-	}
-	r()
-	if _, ok := l.Player(a); !ok {
-		t.Fatal("a freed seat is not free")
+// A source holds at most its cap of players, and of rooms its joins
+// created; another source is not refused for it, and a release frees one.
+func TestPlayerAndRoomCaps(t *testing.T) {
+	l := newLimiter(t, Config{Handshakes: 1, Players: 2, Rooms: 2, JoinRate: 1, JoinBurst: 1})
+	for _, hold := range []struct {
+		what string
+		take func(netip.Addr) (func(), bool)
+	}{{"player", l.Player}, {"room", l.Room}} {
+		r, _ := hold.take(a)
+		hold.take(a)
+		if _, ok := hold.take(a); ok {
+			t.Fatalf("a third %s of a source admitted", hold.what)
+		}
+		if _, ok := hold.take(b); !ok {
+			t.Fatalf("%s: another source refused", hold.what)
+		}
+		r()
+		if _, ok := hold.take(a); !ok {
+			t.Fatalf("a freed %s is not free", hold.what)
+		}
 	}
 }
 
 func TestJoinRate(t *testing.T) {
-	l := newLimiter(t, Config{Handshakes: 1, Players: 1, JoinRate: 2, JoinBurst: 3})
+	l := newLimiter(t, Config{Handshakes: 1, Players: 1, Rooms: 1, JoinRate: 2, JoinBurst: 3})
 	t0 := time.Unix(1000, 0)
 	for i := range 3 {
 		if !l.Join(a, t0) {
@@ -86,13 +93,15 @@ func TestJoinRate(t *testing.T) {
 // Sources that hold nothing and have their full join budget are forgotten:
 // memory follows the sources active now.
 func TestIdleSourcesAreForgotten(t *testing.T) {
-	l := newLimiter(t, Config{Handshakes: 4, Players: 4, JoinRate: 1000, JoinBurst: 1})
+	l := newLimiter(t, Config{Handshakes: 4, Players: 4, Rooms: 4, JoinRate: 1000, JoinBurst: 1})
 	for i := range 100 {
 		src := netip.AddrFrom4([4]byte{10, 0, byte(i >> 8), byte(i)})
 		r, _ := l.Handshake(src)
 		p, _ := l.Player(src)
+		rm, _ := l.Room(src)
 		r()
 		p()
+		rm()
 	}
 	if n := l.Sources(); n != 0 {
 		t.Errorf("%d sources tracked after all released", n)
@@ -104,7 +113,7 @@ func TestIdleSourcesAreForgotten(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	l := newLimiter(t, Config{Handshakes: 10, Players: 10, JoinRate: 1e6, JoinBurst: 1e6})
+	l := newLimiter(t, Config{Handshakes: 10, Players: 10, Rooms: 10, JoinRate: 1e6, JoinBurst: 1e6})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	admitted := 0
@@ -141,7 +150,15 @@ func TestSource(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	if _, err := New(Config{Handshakes: 0, Players: 1, JoinRate: 1, JoinBurst: 1}); err == nil || err.Error() != "limits: handshakes_per_source: 0 is below 1" {
-		t.Errorf("got %v", err)
+	for _, tt := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Handshakes: 0, Players: 1, Rooms: 1, JoinRate: 1, JoinBurst: 1}, "limits: handshakes_per_source: 0 is below 1"},
+		{Config{Handshakes: 1, Players: 1, Rooms: 0, JoinRate: 1, JoinBurst: 1}, "limits: rooms_per_source: 0 is below 1"},
+	} {
+		if _, err := New(tt.cfg); err == nil || err.Error() != tt.want {
+			t.Errorf("%+v: got %v, want %s", tt.cfg, err, tt.want)
+		}
 	}
 }

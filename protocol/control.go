@@ -599,7 +599,7 @@ const (
 	CloseProtocol  = 2 // the peer broke the protocol
 	CloseRejected  = 3 // the join was refused (a Reject was sent first)
 	CloseSlow      = 4 // the client did not read its control stream
-	CloseIdle      = 5 // the player sent no input for the room's input timeout
+	CloseIdle      = 5 // the player did not play: no input for the room's input timeout, or inputs for too few of its ticks
 	CloseReplaced  = 6 // the same user joined the room again, on another connection
 	CloseMatchOver = 7 // the match ended
 )

@@ -20,7 +20,9 @@ type Match struct {
 	Duration float64   `json:"duration_seconds"`
 	// Reason is why it ended: "finished" (its duration ran out), "empty"
 	// (everybody left), "drain_timeout" (the server was draining and the
-	// match did not finish in time), "shutdown" (the server stopped).
+	// match did not finish in time), "shutdown" (the server stopped),
+	// "unplayed" (a room a join created, left before anybody played in it:
+	// no match, and the room may open again under the same id).
 	Reason   string   `json:"reason"`
 	Ticks    int64    `json:"ticks"`
 	TickRate int      `json:"tick_rate"`

@@ -43,6 +43,12 @@ type Config struct {
 	// loses its seat: a connection that keeps QUIC alive but does not play
 	// frees its seat after this (close code 5).
 	InputTimeout time.Duration `koanf:"input_timeout"`
+	// A seat is held by playing: a player whose inputs the room had in
+	// time for fewer than InputCoverage of the ticks of the last
+	// InputCoverageWindow (counted from its first input) loses its seat
+	// (close code 5). 0 turns the rule off.
+	InputCoverage       float64       `koanf:"input_coverage"`
+	InputCoverageWindow time.Duration `koanf:"input_coverage_window"`
 	// DrainTimeout is how long a draining server (SIGTERM, an Agones
 	// shutdown) lets running matches finish before it closes them.
 	DrainTimeout time.Duration `koanf:"drain_timeout"`
@@ -106,6 +112,7 @@ const (
 type LimitsConfig struct {
 	HandshakesPerSource int     `koanf:"handshakes_per_source"`
 	PlayersPerSource    int     `koanf:"players_per_source"`
+	RoomsPerSource      int     `koanf:"rooms_per_source"`
 	JoinsPerSecond      float64 `koanf:"joins_per_second"`
 	JoinBurst           int     `koanf:"join_burst"`
 }
@@ -228,10 +235,16 @@ type MatchConfig struct {
 	// EmptyTimeout closes a room that has had no player for this long
 	// (also one the operator opened that nobody joined).
 	EmptyTimeout time.Duration `koanf:"empty_timeout"`
-	EyeHeight    float64       `koanf:"eye_height"`
-	Radius       float64       `koanf:"radius"` // player hitbox capsule
-	Height       float64       `koanf:"height"`
-	HeadHeight   float64       `koanf:"head_height"`
+	// UnplayedTimeout closes sooner a room that a join created (open
+	// development mode, auth.rooms = "token") and nobody has played in:
+	// no player has had its inputs applied for this long. Once one has,
+	// the room is a match and waits EmptyTimeout (also the most this
+	// waits).
+	UnplayedTimeout time.Duration `koanf:"unplayed_timeout"`
+	EyeHeight       float64       `koanf:"eye_height"`
+	Radius          float64       `koanf:"radius"` // player hitbox capsule
+	Height          float64       `koanf:"height"`
+	HeadHeight      float64       `koanf:"head_height"`
 }
 
 // ArenaConfig is the map: a square floor players cannot leave, their speed,
@@ -284,11 +297,12 @@ func DefaultConfig() Config {
 		IdleTimeout:     10 * time.Second,
 		MaxDatagramRate: 300,
 		InputTimeout:    10 * time.Second,
-		DrainTimeout:    time.Minute,
+		InputCoverage:   0.5, InputCoverageWindow: 20 * time.Second,
+		DrainTimeout: time.Minute,
 		LagComp: LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4,
 			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond, RTTMargin: 100 * time.Millisecond},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
-			Radius: 0.4, Height: 1.8, HeadHeight: 0.3, EmptyTimeout: 30 * time.Second},
+			Radius: 0.4, Height: 1.8, HeadHeight: 0.3, EmptyTimeout: 30 * time.Second, UnplayedTimeout: 5 * time.Second},
 		Arena: ArenaConfig{Size: 60, Speed: 6, Boxes: []Box{
 			{Min: [3]float64{-12, 0, -12}, Max: [3]float64{-10, 3, -10}},
 			{Min: [3]float64{10, 0, -12}, Max: [3]float64{12, 3, -10}},
@@ -297,7 +311,7 @@ func DefaultConfig() Config {
 		}},
 		Auth: AuthConfig{PublicKeys: []string{}, ClockSkew: 30 * time.Second, MaxTokenLifetime: time.Hour,
 			ReplayCache: 65536, Rooms: RoomsByToken},
-		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, JoinsPerSecond: 5, JoinBurst: 20},
+		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, RoomsPerSource: 8, JoinsPerSecond: 5, JoinBurst: 20},
 		Agones: AgonesConfig{Mode: "auto", ReadyTimeout: 30 * time.Second, HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
 			Players: "list", PlayersList: "players", OneMatch: true},
 		Datagrams: DatagramsConfig{Channel: ChannelSealed, BadLoss: 0.25, BadRTT: 1500 * time.Millisecond, Recover: 10 * time.Second},
@@ -306,6 +320,11 @@ func DefaultConfig() Config {
 		Log:       LogConfig{Level: "info", Format: "auto"},
 	}
 }
+
+// maxInputCoverage bounds input_coverage: at 10% loss, with redundancy, the
+// Go SDK's inputs cover over 99% of the ticks (TestMobileNetwork), but a
+// clock that jumps or a path that stalls for a few seconds misses more.
+const maxInputCoverage = 0.9
 
 // FlagKeys maps the command line's flag names to config keys.
 var FlagKeys = map[string]string{
@@ -566,6 +585,7 @@ func configMap(c *Config) map[string]any {
 		"listen": c.Listen, "tick_rate": c.TickRate, "snapshot_rate": c.SnapshotRate, "max_rooms": c.MaxRooms,
 		"max_players": c.MaxPlayers, "idle_timeout": c.IdleTimeout.String(), "max_datagram_rate": c.MaxDatagramRate,
 		"input_timeout": c.InputTimeout.String(), "drain_timeout": c.DrainTimeout.String(),
+		"input_coverage": c.InputCoverage, "input_coverage_window": c.InputCoverageWindow.String(),
 		"tls.cert": c.TLS.Cert, "tls.key": c.TLS.Key,
 		"lagcomp.window_ticks": c.LagComp.WindowTicks, "lagcomp.view_resolution": c.LagComp.ViewResolution,
 		"lagcomp.bucketing": c.LagComp.Bucketing, "lagcomp.cell_size": c.LagComp.CellSize,
@@ -573,8 +593,8 @@ func configMap(c *Config) map[string]any {
 		"lagcomp.max_interp_delay": c.LagComp.MaxInterpDelay.String(), "lagcomp.rtt_margin": c.LagComp.RTTMargin.String(),
 		"match.friendly_fire": c.Match.FriendlyFire, "match.health": c.Match.Health, "match.respawn_ticks": c.Match.RespawnTicks,
 		"match.invulnerable_ticks": c.Match.InvulnerableTicks, "match.duration": c.Match.Duration.String(),
-		"match.empty_timeout": c.Match.EmptyTimeout.String(),
-		"match.eye_height":    c.Match.EyeHeight, "match.radius": c.Match.Radius, "match.height": c.Match.Height,
+		"match.empty_timeout": c.Match.EmptyTimeout.String(), "match.unplayed_timeout": c.Match.UnplayedTimeout.String(),
+		"match.eye_height": c.Match.EyeHeight, "match.radius": c.Match.Radius, "match.height": c.Match.Height,
 		"match.head_height": c.Match.HeadHeight,
 		"arena.size":        c.Arena.Size, "arena.speed": c.Arena.Speed, "arena.boxes": boxes,
 		"weapons_file":     c.WeaponsFile,
@@ -582,6 +602,7 @@ func configMap(c *Config) map[string]any {
 		"auth.max_token_lifetime": c.Auth.MaxTokenLifetime.String(), "auth.replay_cache": c.Auth.ReplayCache,
 		"auth.rooms": c.Auth.Rooms, "auth.insecure_open_mode": c.Auth.InsecureOpenMode,
 		"limits.handshakes_per_source": c.Limits.HandshakesPerSource, "limits.players_per_source": c.Limits.PlayersPerSource,
+		"limits.rooms_per_source": c.Limits.RoomsPerSource,
 		"limits.joins_per_second": c.Limits.JoinsPerSecond, "limits.join_burst": c.Limits.JoinBurst,
 		"agones.mode": c.Agones.Mode, "agones.sdk_address": c.Agones.SDKAddress, "agones.fail_open": c.Agones.FailOpen,
 		"agones.ready_timeout": c.Agones.ReadyTimeout.String(),
@@ -641,6 +662,10 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("tls", "cert and key go together")
 	case c.InputTimeout < time.Second:
 		return bad("input_timeout", "%v is below 1s", c.InputTimeout)
+	case !(c.InputCoverage >= 0 && c.InputCoverage <= maxInputCoverage):
+		return bad("input_coverage", "%v is outside 0..%v (0 turns it off; more would cost players on lossy paths their seats)", c.InputCoverage, maxInputCoverage)
+	case c.InputCoverageWindow < time.Second || c.InputCoverageWindow > 10*time.Minute:
+		return bad("input_coverage_window", "%v is outside 1s..10m", c.InputCoverageWindow)
 	case c.Datagrams.Channel != ChannelSealed && c.Datagrams.Channel != ChannelQUIC:
 		return bad("datagrams.channel", "%q is neither %q nor %q", c.Datagrams.Channel, ChannelSealed, ChannelQUIC)
 	case !(c.Datagrams.BadLoss >= 0 && c.Datagrams.BadLoss <= 1):
@@ -657,6 +682,8 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("match.duration", "%v is negative", c.Match.Duration)
 	case c.Match.EmptyTimeout <= 0:
 		return bad("match.empty_timeout", "%v must be positive: a room opened for a match would close before its players arrive", c.Match.EmptyTimeout)
+	case c.Match.UnplayedTimeout <= 0:
+		return bad("match.unplayed_timeout", "%v must be positive", c.Match.UnplayedTimeout)
 	}
 	if err := c.validateHosting(); err != nil {
 		return err
@@ -814,7 +841,7 @@ func (c *Config) Open() bool { return len(c.Auth.PublicKeys) == 0 && len(c.Auth.
 // LimitsConfig returns the per-source caps as a limits.Config.
 func (c *Config) LimitsConfig() limits.Config {
 	return limits.Config{Handshakes: c.Limits.HandshakesPerSource, Players: c.Limits.PlayersPerSource,
-		JoinRate: c.Limits.JoinsPerSecond, JoinBurst: c.Limits.JoinBurst}
+		Rooms: c.Limits.RoomsPerSource, JoinRate: c.Limits.JoinsPerSecond, JoinBurst: c.Limits.JoinBurst}
 }
 
 // loopback reports whether a listen address is a loopback one (localhost,

@@ -14,9 +14,12 @@
 // blocks on the network: sessions have their own goroutines and bounded
 // queues, and whatever does not fit is dropped and counted.
 //
-// A room closes when its match ends (match.duration), when it has been
-// empty for match.empty_timeout, or when the server drains or shuts down;
-// it then writes its result (package results). Under Agones (package
+// A seat is held by playing: a player that sends no input, or inputs for
+// too few of the ticks (package coverage), loses it. A room closes when its
+// match ends (match.duration), when it has been empty for
+// match.empty_timeout (match.unplayed_timeout for one a join created that
+// nobody has played in), or when the server drains or shuts down; it then
+// writes its result (package results). Under Agones (package
 // agones) the server reports Ready, Health while its room loops tick, opens
 // the allocated match's room, reports players and, serving one match,
 // shuts the GameServer down after it.

@@ -37,11 +37,11 @@ type metrics struct {
 	inputs           [5]prometheus.Counter         // inputs by verdict
 	rejected         map[uint8]prometheus.Counter  // joins refused, by protocol reject code
 	shotsRejected    map[ecs.RejectReason]prometheus.Counter
-	matches          [5]prometheus.Counter // matches ended, by endReason
+	matches          [6]prometheus.Counter // matches ended, by endReason
 	clientRTT        prometheus.Histogram
 	clientLoss       prometheus.Histogram
 	flowHalved       prometheus.Counter                            // clients whose snapshot rate flow control halved
-	rttDisagreements prometheus.Counter                            // players whose acknowledgements\' round trip exceeded QUIC\'s
+	rttDisagreements prometheus.Counter                            // players whose acknowledgements' round trip exceeded QUIC's
 	migrations       prometheus.Counter                            // sealed-channel address changes
 	paths            [channel.PathAbandoned + 1]prometheus.Counter // steps of new addresses' validations, by channel.PathEvent
 	channels         map[uint8]prometheus.Counter
@@ -60,6 +60,7 @@ const (
 // Why the server disconnects a player.
 const (
 	kickIdle     = "idle"     // no input for input_timeout
+	kickCoverage = "coverage" // inputs for too few ticks (input_coverage)
 	kickSlow     = "slow"     // its control stream was not read
 	kickReplaced = "replaced" // the same user joined again
 )
@@ -100,7 +101,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	hits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_hits_total",
 		Help: "Hits lag compensation registered, by outcome: damage, or why none was dealt (invulnerable, dead, zero)."}, []string{"outcome"})
 	kicked := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_players_kicked_total",
-		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), slow (control stream not read), replaced (the same user joined again)."}, []string{"reason"})
+		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), coverage (inputs in time for too few ticks: input_coverage), slow (control stream not read), replaced (the same user joined again)."}, []string{"reason"})
 	m.snapshotBytes = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_snapshot_bytes",
 		Help: "Size of snapshot datagrams.", Buckets: prometheus.LinearBuckets(50, 100, 12)})).(prometheus.Histogram)
 	m.bytesOut = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_snapshot_bytes_total",
@@ -115,7 +116,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total",
 		Help: "Joins and connections refused, by reason (the reject codes of docs/protocol.md)."}, []string{"reason"})
 	matches := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_matches_total",
-		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown."}, []string{"reason"})
+		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown, unplayed (a room a join created, left before anybody played)."}, []string{"reason"})
 	m.clientRTT = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_rtt_seconds",
 		Help:    "Clients' round trips as their rooms measure them (from a snapshot to the first input that acknowledges it, smoothed), sampled once a second per client.",
 		Buckets: []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5}})).(prometheus.Histogram)
@@ -158,7 +159,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	for _, code := range protocol.RejectCodes {
 		m.rejected[code] = rejected.WithLabelValues(protocol.RejectLabel(code))
 	}
-	for _, e := range []endReason{endFinished, endEmpty, endDrainTimeout, endShutdown} {
+	for _, e := range []endReason{endFinished, endEmpty, endDrainTimeout, endShutdown, endUnplayed} {
 		m.matches[e] = matches.WithLabelValues(e.String())
 	}
 	for _, r := range []ecs.ClampReason{ecs.ClampMeasured, ecs.ClampMaxUnlag, ecs.ClampWeapon, ecs.ClampFuture} {
@@ -169,7 +170,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 		m.hits[r] = hits.WithLabelValues(r.String())
 	}
 	m.kicked = map[string]prometheus.Counter{}
-	for _, k := range []string{kickIdle, kickSlow, kickReplaced} {
+	for _, k := range []string{kickIdle, kickCoverage, kickSlow, kickReplaced} {
 		m.kicked[k] = kicked.WithLabelValues(k)
 	}
 	m.shotsRejected = map[ecs.RejectReason]prometheus.Counter{}

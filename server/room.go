@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/rewind-gg/rewind/channel"
+	"github.com/rewind-gg/rewind/coverage"
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/movement"
@@ -58,6 +59,16 @@ type room struct {
 	emptySince int64        // the tick the room last became empty
 	duration   int64        // ticks the match lasts, 0: until everybody leaves
 	emptyTicks int64        // ticks a room may stay empty
+	// A room a join created (byJoin) that nobody has played in closes after
+	// unplayedTicks empty; it is played once a player has had its inputs
+	// applied on unplayedTicks ticks. A room the operator opened, or asked
+	// for after a join created it (OpenRoom), always waits emptyTicks.
+	byJoin        atomic.Bool
+	played        bool
+	unplayedTicks int64
+	// release frees the room in its creator's count of rooms (package
+	// limits) when the room leaves the server; nil for the operator's.
+	release func()
 	// tally is every player's part in the match by user id, over all its
 	// connections: the members' stats are folded in when they leave.
 	tally map[string]*results.Player
@@ -91,6 +102,12 @@ type room struct {
 	// it, and lagcomp.rtt_margin.
 	rttMargin    time.Duration
 	inputTimeout int64 // ticks without an input before a player loses its seat
+
+	// seats is the seat rule (input_coverage), checked every seats.Step()
+	// ticks on each player's ecs.InputQueue; the checks also mark the room
+	// played.
+	seats  coverage.Rule
+	queues generic.Map[ecs.InputQueue]
 
 	// Objects (projectiles, shields) get ids from a room-wide sequence, so
 	// the ids of objects created together are close and cost one byte in a
@@ -177,7 +194,8 @@ type member struct {
 	hasMargin  bool
 	// halved: the session's flow control found the path bad, and the
 	// client gets every other snapshot.
-	halved bool
+	halved  bool
+	covered coverage.Player // its record for the seat rule
 	// confirms are the hits to repeat in snapshots until acknowledged.
 	confirms []pendingConfirm
 
@@ -245,15 +263,18 @@ func newRoom(s *Server, id string) (*room, error) {
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
-		opened:      time.Now(),
-		duration:    int64(math.Ceil(c.ticks(c.Match.Duration))),
-		emptyTicks:  int64(math.Ceil(c.ticks(c.Match.EmptyTimeout))),
-		tally:       map[string]*results.Player{},
-		players:     generic.NewFilter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](),
-		projectiles: generic.NewFilter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated](),
-		shields:     generic.NewFilter3[ecs.Shield, ecs.Owner, ecs.Team](),
-		body:        generic.NewMap6[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag](sim.World),
+		opened:        time.Now(),
+		duration:      int64(math.Ceil(c.ticks(c.Match.Duration))),
+		emptyTicks:    int64(math.Ceil(c.ticks(c.Match.EmptyTimeout))),
+		unplayedTicks: int64(math.Ceil(c.ticks(min(c.Match.UnplayedTimeout, c.Match.EmptyTimeout)))),
+		queues:        generic.NewMap[ecs.InputQueue](sim.World),
+		tally:         map[string]*results.Player{},
+		players:       generic.NewFilter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](),
+		projectiles:   generic.NewFilter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated](),
+		shields:       generic.NewFilter3[ecs.Shield, ecs.Owner, ecs.Team](),
+		body:          generic.NewMap6[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag](sim.World),
 	}
+	r.seats = coverage.NewRule(c.InputCoverage, int64(math.Ceil(c.ticks(c.InputCoverageWindow))))
 	r.players.Register(sim.World)
 	r.projectiles.Register(sim.World)
 	r.shields.Register(sim.World)
@@ -358,13 +379,19 @@ func (r *room) run() {
 			r.tick()
 			r.lastTick.Store(time.Now().UnixNano())
 			now := r.sim.Now()
-			switch {
-			case r.duration > 0 && now >= r.duration:
+			if r.duration > 0 && now >= r.duration {
 				r.finish(endFinished)
 				return
-			case len(r.members) == 0 && (now-r.emptySince >= r.emptyTicks || r.srv.draining.Load()) && r.srv.closeRoomIfIdle(r):
-				r.finish(endEmpty)
-				return
+			}
+			if len(r.members) == 0 {
+				limit, why := r.emptyTicks, endEmpty
+				if r.unplayed() {
+					limit, why = r.unplayedTicks, endUnplayed
+				}
+				if (now-r.emptySince >= limit || r.srv.draining.Load()) && r.srv.closeRoomIfIdle(r, why) {
+					r.finish(why)
+					return
+				}
 			}
 		}
 	}
@@ -378,11 +405,16 @@ const (
 	endEmpty                             // nobody was left for match.empty_timeout
 	endDrainTimeout                      // the server drained and the match did not finish in time
 	endShutdown                          // the server stopped
+	endUnplayed                          // a join created it, and it was left empty before anybody played (match.unplayed_timeout)
 )
 
 func (e endReason) String() string {
-	return [...]string{"", "finished", "empty", "drain_timeout", "shutdown"}[e]
+	return [...]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}[e]
 }
+
+// unplayed reports whether the room is a join's that nobody has played in
+// yet; only the room's goroutine may ask.
+func (r *room) unplayed() bool { return r.byJoin.Load() && !r.played }
 
 // end asks the room to finish at once, for why; it returns at once.
 func (r *room) end(why endReason) {
@@ -495,7 +527,7 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	r.rec.SpawnPlayer(spec, e)
 	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
 	mem := &member{sess: se, entity: e, id: netID(e), user: who.user, name: who.name, team: team, acked: protocol.NoTick,
-		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp), received: -1,
+		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp), received: -1, covered: coverage.NewPlayer(),
 		confirms: make([]pendingConfirm, 0, maxPendingConfirms)}
 	mem.log = r.log.With().Uint32("player", mem.id).Str("name", who.name).Str("user", who.user).Logger()
 	mem.stats = PlayerStats{ID: mem.id, User: who.user, Name: who.name, Team: team}
@@ -543,6 +575,7 @@ func (r *room) spawnPoint(team uint8) geom.Vec3 {
 
 // remove takes a member out of the room: its entity, its seat, its tally.
 func (r *room) remove(mem *member) {
+	r.markPlayed(r.queues.Get(mem.entity).Used)
 	r.sim.Despawn(mem.entity)
 	r.rec.Despawn(mem.entity)
 	delete(r.bySess, mem.sess)
@@ -728,6 +761,9 @@ func (r *room) tick() {
 	m.rewinds.Observe(float64(st.Rewinds))
 	m.buckets.Observe(float64(st.Buckets))
 	r.kickIdle()
+	if r.sim.Now()%r.seats.Step() == 0 {
+		r.checkSeats()
+	}
 }
 
 // kickIdle frees the seats of players that sent no input for the input
@@ -743,6 +779,35 @@ func (r *room) kickIdle() {
 }
 
 func idleReason(d time.Duration) string { return "no input for " + d.String() }
+
+// checkSeats applies the seat rule (package coverage): a seat is held by
+// playing. A player whose inputs the room did not have in time for too
+// many of the last window's ticks loses its seat, as an idle player does
+// (close code 5). The check also marks the room played.
+func (r *room) checkSeats() {
+	now := r.sim.Now()
+	for _, mem := range r.members {
+		used := r.queues.Get(mem.entity).Used
+		r.markPlayed(used)
+		if missed, ticks, broken := r.seats.Check(&mem.covered, now, used); broken && !mem.kicked {
+			r.srv.m.kicked[kickCoverage].Inc()
+			r.kick(mem, protocol.CloseIdle, coverageReason(missed, ticks, r.cfg.InputCoverage, r.cfg.InputCoverageWindow))
+		}
+	}
+}
+
+func coverageReason(missed, ticks int64, share float64, window time.Duration) string {
+	return fmt.Sprintf("too few inputs: none in time for %d of the last %d ticks; a seat needs them for %g%% of every %v",
+		missed, ticks, 100*share, window)
+}
+
+// markPlayed marks the room played once a player has had its inputs
+// applied on unplayedTicks ticks (used of them).
+func (r *room) markPlayed(used uint64) {
+	if !r.played && used >= uint64(r.unplayedTicks) {
+		r.played = true
+	}
+}
 
 // events sends the tick's game events: a hit to its shooter (hit confirmed)
 // and its target, as a Hit when it dealt damage and a NoDamage when it did
@@ -1087,7 +1152,7 @@ func (r *room) snapshot(mem *member, tick int64) {
 // file, log) before the room's goroutine returns.
 func (r *room) finish(why endReason) {
 	r.srv.mu.Lock()
-	r.srv.removeRoomLocked(r)
+	r.srv.removeRoomLocked(r, why)
 	r.srv.mu.Unlock()
 	code, reason := quic.ApplicationErrorCode(protocol.CloseShutdown), "server shutting down"
 	switch why {

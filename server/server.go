@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"math"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -445,9 +446,12 @@ func (s *Server) OpenRoom(id string) error {
 	case s.closing || s.draining.Load():
 		return errDraining
 	case s.rooms[id] != nil:
+		// A join created it first: it is the operator's match now, and
+		// waits for its players as one the operator opened.
+		s.rooms[id].byJoin.Store(false)
 		return errRoomExists
 	}
-	_, err := s.newRoomLocked(id)
+	_, err := s.newRoomLocked(id, nil)
 	return err
 }
 
@@ -458,9 +462,10 @@ func (s *Server) hosts(id string) bool {
 	return s.rooms[id] != nil
 }
 
-// roomFor returns the room called id, created if create allows it, and
+// roomFor returns the room called id, created if create allows it (and
+// src, the join's source, has not its limits.rooms_per_source open), and
 // counts a join on its way to it; otherwise the Reject to send.
-func (s *Server) roomFor(id string, create bool) (*room, *protocol.Reject) {
+func (s *Server) roomFor(id string, create bool, src netip.Addr) (*room, *protocol.Reject) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || s.draining.Load() {
@@ -476,8 +481,15 @@ func (s *Server) roomFor(id string, create bool) (*room, *protocol.Reject) {
 			// that ended: one match, one result.
 			return nil, &protocol.Reject{Code: protocol.RejectWrongRoom, Reason: "match " + id + " is over"}
 		}
+		release, ok := s.limiter.Room(src)
+		if !ok {
+			return nil, &protocol.Reject{Code: protocol.RejectRateLimited, Reason: fmt.Sprintf(
+				"too many rooms created from your address: %d of them are open, the most one address may have; join one, or wait until one closes",
+				s.cfg.Limits.RoomsPerSource)}
+		}
 		var err error
-		if r, err = s.newRoomLocked(id); err != nil {
+		if r, err = s.newRoomLocked(id, release); err != nil {
+			release()
 			return nil, &protocol.Reject{Code: protocol.RejectFull, Reason: "the server is full"}
 		}
 	}
@@ -485,8 +497,10 @@ func (s *Server) roomFor(id string, create bool) (*room, *protocol.Reject) {
 	return r, nil
 }
 
-// newRoomLocked creates and starts a room; s.mu is held.
-func (s *Server) newRoomLocked(id string) (*room, error) {
+// newRoomLocked creates and starts a room; s.mu is held. A room a join
+// creates comes with release, which frees it in its source's count of rooms
+// when it closes; the operator's has none.
+func (s *Server) newRoomLocked(id string, release func()) (*room, error) {
 	if len(s.rooms) >= s.cfg.MaxRooms {
 		return nil, errServerFull
 	}
@@ -495,6 +509,8 @@ func (s *Server) newRoomLocked(id string) (*room, error) {
 		s.log.Error().Err(err).Str("room", id).Msg("room not created")
 		return nil, err
 	}
+	r.byJoin.Store(release != nil)
+	r.release = release
 	s.rooms[id] = r
 	s.m.rooms.Inc()
 	s.wg.Add(1)
@@ -510,26 +526,33 @@ func (s *Server) joinDone(r *room) {
 }
 
 // closeRoomIfIdle removes a room with no member and no join on its way, and
-// reports whether it did: the room then finishes.
-func (s *Server) closeRoomIfIdle(r *room) bool {
+// reports whether it did: the room then finishes, for why.
+func (s *Server) closeRoomIfIdle(r *room, why endReason) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(r.members) > 0 || r.pending > 0 || s.rooms[r.id] != r {
 		return false
 	}
-	s.removeRoomLocked(r)
+	s.removeRoomLocked(r, why)
 	return true
 }
 
-// removeRoomLocked forgets a room that is closing, remembering that its
-// match ended for as long as a token for it may still be valid; s.mu is
-// held.
-func (s *Server) removeRoomLocked(r *room) {
+// removeRoomLocked forgets a room that is closing, for why, remembering
+// that its match ended for as long as a token for it may still be valid
+// (unless it closed unplayed: it was no match, and a token may open it
+// again); s.mu is held.
+func (s *Server) removeRoomLocked(r *room, why endReason) {
 	if s.rooms[r.id] != r {
 		return
 	}
 	delete(s.rooms, r.id)
 	s.m.rooms.Dec()
+	if r.release != nil {
+		r.release()
+	}
+	if why == endUnplayed {
+		return
+	}
 	now := time.Now()
 	keep := s.cfg.Auth.MaxTokenLifetime + s.cfg.Auth.ClockSkew
 	for id, at := range s.ended {

@@ -33,10 +33,11 @@ type session struct {
 	src  netip.Addr // the source address, for the per-source limits
 	log  zerolog.Logger
 
-	reply chan joinReply      // room → session: the answer to the join
-	ctrl  chan protocol.Event // room → control writer
-	out   chan []byte         // room → sender: encoded snapshots (QUIC DATAGRAMs)
-	free  chan []byte         // sender → room: snapshot buffers to reuse
+	reply chan joinReply // room → session: the answer to the join
+	// Made by makeQueues once the join goes to a room:
+	ctrl chan protocol.Event // room → control writer
+	out  chan []byte         // room → sender: encoded snapshots (QUIC DATAGRAMs)
+	free chan []byte         // sender → room: snapshot buffers to reuse
 	// inputs holds the input datagrams received since the room's last tick.
 	inputs inputSlot
 	done   chan struct{} // closed when the session ends
@@ -94,15 +95,24 @@ func newSession(s *Server, conn *quic.Conn) *session {
 		srv: s, conn: conn, src: limits.Source(conn.RemoteAddr()), releaseHandshake: func() {},
 		log:   s.log.With().Str("remote", conn.RemoteAddr().String()).Logger(),
 		reply: make(chan joinReply, 1),
-		ctrl:  make(chan protocol.Event, ctrlQueue),
-		out:   make(chan []byte, sendBuffers),
-		free:  make(chan []byte, sendBuffers),
 		done:  make(chan struct{}),
 	}
+	return se
+}
+
+// makeQueues makes the queues between the session and its room, once its
+// join goes to a room (se.sealed set): a join refused before costs none of
+// them (20 KB of events). The sealed channel needs no snapshot buffers:
+// the room seals its snapshots itself.
+func (se *session) makeQueues() {
+	se.ctrl = make(chan protocol.Event, ctrlQueue)
+	if se.sealed {
+		return
+	}
+	se.out, se.free = make(chan []byte, sendBuffers), make(chan []byte, sendBuffers)
 	for range sendBuffers {
 		se.free <- make([]byte, 0, protocol.SnapshotBufferSize)
 	}
-	return se
 }
 
 var roomName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -131,7 +141,7 @@ func (se *session) run() {
 		se.refuse(stream, rej, &join)
 		return
 	}
-	r, rej := se.srv.roomFor(id.room, id.create)
+	r, rej := se.srv.roomFor(id.room, id.create, se.src)
 	if rej != nil {
 		se.refuse(stream, rej, &join)
 		return
@@ -150,6 +160,7 @@ func (se *session) run() {
 	}
 	defer releasePlayer()
 	se.sealed = sealed
+	se.makeQueues()
 	rep, ok := r.join(se, &id, join.InterpDelay)
 	if !ok {
 		if se.conn.Context().Err() == nil { // the room closed under the join

@@ -130,6 +130,7 @@ func (c *Config) serverConfig() server.Config {
 	l := &cfg.Limits
 	l.HandshakesPerSource = max(l.HandshakesPerSource, 2*c.FillParallel+4)
 	l.PlayersPerSource = max(l.PlayersPerSource, c.Rooms*(c.Players+2))
+	l.RoomsPerSource = max(l.RoomsPerSource, c.Rooms)
 	// The fill joins every bot in a few seconds (the burst); then the churn
 	// and the bots that replace dropped ones, one at a time.
 	l.JoinBurst = max(l.JoinBurst, c.Rooms*(c.Players+2))

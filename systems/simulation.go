@@ -100,8 +100,12 @@ type Simulation struct {
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
 	staticMap generic.Map1[ecs.StaticGeometry]
 	players   generic.Map10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
-	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
-	stateOf   generic.Map6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
+	// controlled creates a controlled player with its input queue at once:
+	// adding the queue after would leave every player's components in an
+	// archetype of their own as well, for nothing.
+	controlled generic.Map12[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak, ecs.InputQueue, ecs.Input]
+	inputMap   generic.Map2[ecs.InputQueue, ecs.Input]
+	stateOf    generic.Map6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 
 	queueID ecs.ID  // InputQueue: a player moved by its inputs
 	maxStep float64 // the furthest movement goes in a tick, metres
@@ -148,20 +152,21 @@ func New(cfg Config) (*Simulation, error) {
 		Catalog:   catalog,
 		cfg:       cfg,
 
-		inputs:    generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
-		movers:    generic.NewFilter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life](),
-		hitboxes:  generic.NewFilter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life](),
-		triggers:  generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life](),
-		lives:     generic.NewFilter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal](),
-		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
-		shields:   generic.NewFilter1[ecs.Shield](),
-		shotOf:    generic.NewMap[ecs.Shot](w),
-		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
-		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
-		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
-		players:   generic.NewMap10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
-		inputMap:  generic.NewMap2[ecs.InputQueue, ecs.Input](w),
-		stateOf:   generic.NewMap6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
+		inputs:     generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
+		movers:     generic.NewFilter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life](),
+		hitboxes:   generic.NewFilter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life](),
+		triggers:   generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life](),
+		lives:      generic.NewFilter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal](),
+		lagcomped:  generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
+		shields:    generic.NewFilter1[ecs.Shield](),
+		shotOf:     generic.NewMap[ecs.Shot](w),
+		healthOf:   generic.NewMap2[ecs.Health, ecs.Life](w),
+		armsOf:     generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
+		staticMap:  generic.NewMap1[ecs.StaticGeometry](w),
+		players:    generic.NewMap10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
+		controlled: generic.NewMap12[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak, ecs.InputQueue, ecs.Input](w),
+		inputMap:   generic.NewMap2[ecs.InputQueue, ecs.Input](w),
+		stateOf:    generic.NewMap6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
 	}
 	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
@@ -251,18 +256,16 @@ type PlayerSpec struct {
 // SpawnPlayer adds a player. Its hitbox enters the history at the next Step.
 func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
 	arsenal := s.Catalog.Arsenal(p.Loadout)
-	e := s.players.NewWith(&ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team},
-		&ecs.Transform{Pos: p.Pos}, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{},
-		&ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos, Moved: -1}, &arsenal, &ecs.Streak{})
-	if p.Controlled {
-		s.inputMap.Add(e)
-		q, _ := s.inputMap.Get(e)
-		q.Applied = -1
-		for i := range q.Slots {
-			q.Slots[i].Tick = -1
-		}
+	player, team, tf := &ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team}, &ecs.Transform{Pos: p.Pos}
+	health, life := &ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos, Moved: -1}
+	if !p.Controlled {
+		return s.players.NewWith(player, team, tf, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{}, health, life, &arsenal, &ecs.Streak{})
 	}
-	return e
+	q := &ecs.InputQueue{Applied: -1}
+	for i := range q.Slots {
+		q.Slots[i].Tick = -1
+	}
+	return s.controlled.NewWith(player, team, tf, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{}, health, life, &arsenal, &ecs.Streak{}, q, &ecs.Input{})
 }
 
 // SpawnStatic adds level geometry.

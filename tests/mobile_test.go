@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/server"
 	"github.com/rewind-gg/rewind/systems"
 )
 
@@ -14,11 +15,13 @@ import (
 // their first second of snapshots and never jump after it; ≥ 99% of the
 // ticks the server simulates apply the player's own input; and snapshots
 // arrive no later than the shim's own jitter explains, plus 50 ms (QUIC
-// DATAGRAMs, under congestion control, queued them for up to 1.4 s).
+// DATAGRAMs, under congestion control, queued them for up to 1.4 s). The
+// seat rule, judged over 2 s windows here (a tenth of the default), never
+// takes their seats: they play for eight windows and more.
 func TestMobileNetwork(t *testing.T) {
 	t.Parallel()
 	const jitter = 30 * time.Millisecond
-	srv := startServer(t, nil)
+	srv := startServer(t, func(c *server.Config) { c.InputCoverageWindow = 2 * time.Second })
 	var clients []*client.Client
 	for i, rtt := range []time.Duration{750 * time.Millisecond, 850 * time.Millisecond} {
 		addr := shim(t, srv, rtt, jitter, 0.10, uint64(90+i))
@@ -69,6 +72,9 @@ func TestMobileNetwork(t *testing.T) {
 		if err != nil {
 			t.Errorf("run: %v", err)
 		}
+	}
+	if c, i := kicks(t, srv); c != 0 || i != 0 {
+		t.Errorf("players kicked for coverage %v, idle %v; want none", c, i)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -391,7 +392,12 @@ type deployContainer struct {
 			Port any    `json:"port"`
 		} `json:"httpGet"`
 	} `json:"readinessProbe"`
-	LivenessProbe   json.RawMessage `json:"livenessProbe"`
+	LivenessProbe json.RawMessage `json:"livenessProbe"`
+	Resources     struct {
+		Limits struct {
+			Memory string `json:"memory"`
+		} `json:"limits"`
+	} `json:"resources"`
 	SecurityContext struct {
 		RunAsNonRoot             *bool `json:"runAsNonRoot"`
 		ReadOnlyRootFilesystem   *bool `json:"readOnlyRootFilesystem"`
@@ -491,6 +497,27 @@ func deployEnv(t *testing.T, c deployContainer, rewind bool) []string {
 	return env
 }
 
+// A process's live memory, measured by BenchmarkRoomMemory
+// (docs/deploy.md, "Memory"): the process's own, and a room of 12 players'
+// (heap spans in use and goroutine stacks), rounded up.
+const (
+	deployBaseMiB = 8
+	deployRoomMiB = 2.2
+)
+
+// deployMiB reads a memory size with one of units' suffixes (each its size
+// in MiB), in MiB.
+func deployMiB(s string, units map[string]float64) (float64, error) {
+	for u, mib := range units {
+		if n, ok := strings.CutSuffix(s, u); ok {
+			if v, err := strconv.ParseFloat(n, 64); err == nil {
+				return v * mib, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%q: not a number with one of the units %v", s, slices.Sorted(maps.Keys(units)))
+}
+
 // deployShow prints an optional value: the value, or "unset".
 func deployShow[T any](p *T) string {
 	if p == nil {
@@ -575,6 +602,25 @@ func deployCheckSpec(t *testing.T, gs deployGS, img deployImage) {
 	h := gs.Health
 	if h.Disabled || h.PeriodSeconds == 0 || 2*cfg.Agones.HealthPeriod > time.Duration(h.PeriodSeconds)*time.Second || h.FailureThreshold < 1 {
 		t.Errorf("health %+v: want periodSeconds at least twice agones.health_period %v", h, cfg.Agones.HealthPeriod)
+	}
+
+	// Memory: GOMEMLIMIT holds max_rooms full rooms, with half again for
+	// the collector, under the container's limit (docs/deploy.md, "Memory").
+	var goLimit string
+	for _, kv := range deployEnv(t, c, false) {
+		if v, ok := strings.CutPrefix(kv, "GOMEMLIMIT="); ok {
+			goLimit = v
+		}
+	}
+	need := 1.5 * (deployBaseMiB + deployRoomMiB*float64(cfg.MaxRooms))
+	soft, err1 := deployMiB(goLimit, map[string]float64{"B": 1.0 / (1 << 20), "KiB": 1.0 / 1024, "MiB": 1, "GiB": 1024})
+	hard, err2 := deployMiB(c.Resources.Limits.Memory, map[string]float64{"Ki": 1.0 / 1024, "Mi": 1, "Gi": 1024})
+	switch {
+	case err1 != nil || err2 != nil:
+		t.Errorf("GOMEMLIMIT %q (%v), limits.memory %q (%v): want both", goLimit, err1, c.Resources.Limits.Memory, err2)
+	case soft < need || soft >= hard:
+		t.Errorf("GOMEMLIMIT %q, limits.memory %q: want at least %.0f MiB (max_rooms %d full rooms, and half again), under the limit",
+			goLimit, c.Resources.Limits.Memory, need, cfg.MaxRooms)
 	}
 
 	// The players list holds a room's players.
