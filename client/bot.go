@@ -80,7 +80,7 @@ func (b *Bot) Intent(v *View) Intent {
 }
 
 // nearestVisible returns the nearest living enemy whose chest the eye can see
-// past the map's boxes.
+// past the level's walls.
 func (b *Bot) nearestVisible(v *View, eye geom.Vec3) (*Player, float64) {
 	var best *Player
 	bestDist := math.Inf(1)
@@ -95,15 +95,7 @@ func (b *Bot) nearestVisible(v *View, eye geom.Vec3) (*Player, float64) {
 		if dist >= bestDist || dist == 0 {
 			continue
 		}
-		dir := to.Scale(1 / dist)
-		blocked := false
-		for _, box := range v.Map {
-			if t, ok := geom.RayAABB(eye, dir, dist, box); ok && t < dist {
-				blocked = true
-				break
-			}
-		}
-		if !blocked {
+		if v.Level.Sees(eye, eye.Add(to)) {
 			best, bestDist = p, dist
 		}
 	}

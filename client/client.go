@@ -21,6 +21,7 @@ import (
 	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/weapons"
@@ -53,6 +54,15 @@ type Config struct {
 	InsecureSkipVerify bool
 	// Input decides what the player does every tick.
 	Input InputSource
+	// Level is the level the client holds: a glTF file (.glb or .gltf), or
+	// "arena" (or empty) for the built-in arena of the default config.
+	// LevelData, when set, is that file's content instead, Level then its
+	// name. Level holds it already loaded (LoadLevel), shared by the
+	// clients of a process; the other two are then ignored. The client
+	// refuses to play when the server plays another level (*LevelError).
+	Level     string
+	LevelData []byte
+	Loaded    *Level
 	// InterpDelay is the longest the client shows remote entities behind the
 	// newest snapshot (default 250 ms, the server's default bound): it
 	// declares it at the join, the server grants view lag for it, and the
@@ -143,7 +153,7 @@ type Client struct {
 	welcomeAt time.Time     // when the Welcome arrived: the server clock has run since
 	joinRTT   time.Duration // from the Join written to the Welcome read
 	params    movement.Params
-	mapBoxes  []geom.AABB
+	level     *Level
 	dt        time.Duration
 
 	dg        channel.Conn      // inputs and snapshots
@@ -259,6 +269,13 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Lead == 0 {
 		cfg.Lead = 4
 	}
+	lvl := cfg.Loaded
+	if lvl == nil {
+		var err error
+		if lvl, err = LoadLevel(cfg.Level, cfg.LevelData); err != nil {
+			return nil, err
+		}
+	}
 	tc, err := tlsConfig(&cfg)
 	if err != nil {
 		return nil, err
@@ -288,7 +305,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}),
 		datagrams: make(chan arrival, inQueue), freeIn: make(chan []byte, inQueue+2),
 		sendq: make(chan []byte, outBuffers), freeOut: make(chan []byte, outBuffers),
-		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1}
+		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1, level: lvl}
 	// Until Run's first tick publishes, the clock has not started: it is
 	// settling (a caller waiting for the end of settling must not take the
 	// zero Stats for it).
@@ -416,13 +433,13 @@ func (c *Client) join(ctx context.Context) error {
 	if w.Channel&j.Channels == 0 || (w.Channel != protocol.ChannelQUIC && w.Channel != protocol.ChannelSealed) {
 		return fmt.Errorf("client: welcome: channel %d was not offered", w.Channel)
 	}
+	if level.Digest(w.LevelDigest) != c.level.Digest {
+		return &LevelError{Server: w.Level, ServerDigest: w.LevelDigest, Client: c.level.Level.Name, ClientDigest: c.level.Digest}
+	}
 	c.welcome, c.welcomeAt = w, time.Now()
 	c.joinRTT = c.welcomeAt.Sub(sent)
 	c.dt = time.Second / time.Duration(w.TickRate)
 	c.params = movement.Params{Speed: w.Speed, Arena: w.Arena.AABB()}
-	for _, b := range w.Map {
-		c.mapBoxes = append(c.mapBoxes, b.AABB())
-	}
 	c.tf.Pos = geom.FromArray(w.Spawn)
 	c.alive = true
 	for _, wi := range w.Weapons {

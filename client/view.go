@@ -7,6 +7,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/spread"
@@ -19,7 +20,7 @@ type View struct {
 	RenderTime float64 // the server time remote entities are shown at, in ticks
 	Self       Self
 	Players    []Player
-	Map        []geom.AABB
+	Level      *Level // the level played (the Welcome's digest)
 	Welcome    *protocol.Welcome
 }
 
@@ -56,7 +57,7 @@ func (v *View) Eye() geom.Vec3 { return v.Self.Predict.Add(geom.V(0, v.Welcome.E
 
 func (c *Client) buildView() {
 	v := &c.view
-	v.Tick, v.RenderTime, v.Map, v.Welcome = c.tick, c.renderTime, c.mapBoxes, &c.welcome
+	v.Tick, v.RenderTime, v.Level, v.Welcome = c.tick, c.renderTime, c.level, &c.welcome
 	v.Self = Self{ID: c.welcome.Player, Team: c.welcome.Team, Alive: c.alive, Health: c.health,
 		Pos: c.tf.Pos.Add(c.offset), Predict: c.tf.Pos, Yaw: c.tf.Yaw, Pitch: c.tf.Pitch}
 	v.Players = v.Players[:0]
@@ -116,8 +117,9 @@ func lerpAngle(a, b, t float64) float64 {
 }
 
 // fired records what the local player saw its hitscan shot hit: the first
-// map box or enemy capsule on the ray, as shown at the render time. The
-// server's lag compensation should agree (Stats.SeenConfirmed).
+// enemy capsule on the ray, unless the level stops the ray first, as shown
+// at the render time. The server's lag compensation should agree
+// (Stats.SeenConfirmed).
 func (c *Client) fired(f *frame) {
 	c.stats.ShotsFired++
 	w := c.welcome.Weapons[f.q.Weapon]
@@ -148,14 +150,13 @@ func (c *Client) fired(f *frame) {
 }
 
 // firstEnemy returns the enemy a ray touches first on the client's screen,
-// or 0 when a map box or nothing comes first.
+// or 0 when the level (its triangles that block shots) or nothing comes
+// first.
 func (c *Client) firstEnemy(o, d geom.Vec3, rng float64) uint32 {
 	v := &c.view
 	best, target := math.Inf(1), uint32(0)
-	for _, box := range v.Map {
-		if t, ok := geom.RayAABB(o, d, rng, box); ok && t < best {
-			best, target = t, 0
-		}
+	if h, ok := v.Level.Mesh.Raycast(o, d, rng, level.ShotMask); ok {
+		best = h.T
 	}
 	for i := range v.Players {
 		p := &v.Players[i]

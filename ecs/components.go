@@ -276,8 +276,11 @@ type Shield struct {
 	Placed  int64  // the tick it was placed
 }
 
-// StaticGeometry is level geometry: it always exists and is never rewound.
-type StaticGeometry struct{ Box geom.AABB }
+// StaticGeometry marks the level's entity: the level's triangles are the
+// collision world's mesh (lagcomp.CollisionWorld.SetLevel), which always
+// exists and is never rewound; Triangles counts them. A shot the level
+// blocks names this entity (ShotEvent.By) and the triangle (ShotEvent.Tri).
+type StaticGeometry struct{ Triangles int }
 
 // Input buttons.
 const (

@@ -108,12 +108,15 @@ type ShotEvent struct {
 	// and Fired the tick it was fired at: with the shooter, Seq names the
 	// shot whatever label the client gave it (the key replays and tools
 	// compare shots by).
-	Seq      uint32
-	Fired    int64
-	Result   ShotResult
-	Target   Entity // the entity hit (ResultHit)
-	By       Entity // the blocker (ResultBlocked)
-	Tick     int64  // the server tick of the decision
+	Seq    uint32
+	Fired  int64
+	Result ShotResult
+	Target Entity // the entity hit (ResultHit)
+	By     Entity // the blocker (ResultBlocked)
+	// Tri is the level's triangle that blocked it, when By is the level's
+	// entity: its index in the level's triangles (0 otherwise).
+	Tri      int32
+	Tick     int64 // the server tick of the decision
 	ViewTime ViewTime
 	Point    geom.Vec3 // where it happened (the ray point or sphere centre at contact)
 	Head     bool      // the contact was on the target's head

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/trimesh"
 )
 
 // ColliderKind says what a collider is and how time treats it.
@@ -15,7 +16,8 @@ type ColliderKind uint8
 const (
 	// KindHitbox is a player's capsule. Hitboxes are rewound.
 	KindHitbox ColliderKind = iota + 1
-	// KindStatic is level geometry: a box that always exists, never rewound.
+	// KindStatic is level geometry: the triangles of the level's mesh that
+	// block shots. It always exists and is never rewound.
 	KindStatic
 	// KindShield is a placed barrier: a box that is never rewound, so it
 	// blocks exactly while it exists in the present.
@@ -45,7 +47,7 @@ type Collider struct {
 	// counts as a headshot (+Inf when the hitbox has no head).
 	Capsule geom.Capsule
 	HeadY   float64
-	// Box is a static or shield collider's shape.
+	// Box is a shield's shape.
 	Box geom.AABB
 
 	bounds geom.AABB
@@ -60,7 +62,7 @@ type Mask uint8
 const (
 	// Hitboxes makes a query consider player hitboxes.
 	Hitboxes Mask = 1 << iota
-	// Blockers makes a query consider static geometry and shields.
+	// Blockers makes a query consider the level's geometry and shields.
 	Blockers
 	// Everything is what a bullet considers.
 	Everything = Hitboxes | Blockers
@@ -101,12 +103,16 @@ type Hit struct {
 	T      float64      // distance along the ray or sweep, metres
 	Point  geom.Vec3    // the ray point, or the sphere's centre, at contact
 	Head   bool         // a hitbox was touched at or above its head height
+	// Tri is the level triangle touched (Kind KindStatic): its index in the
+	// mesh given to SetLevel.
+	Tri int
 }
 
 // CollisionWorld is a room's collision scene: the colliders lag-compensated
-// queries run against. Hitboxes are placed by the [TimeMachine]; static
-// geometry and shields by the room's systems. It is not safe for concurrent
-// use: it belongs to the room's goroutine.
+// queries run against. Hitboxes are placed by the [TimeMachine]; shields by
+// the room's systems; the level's geometry is a triangle mesh given once
+// (SetLevel), which rooms may share. It is not safe for concurrent use: it
+// belongs to the room's goroutine.
 type CollisionWorld struct {
 	cols     []Collider
 	free     []int32
@@ -114,19 +120,26 @@ type CollisionWorld struct {
 	spare    []int32 // the previous hitbox list, reused
 
 	hitboxOf  []int32              // entity index → hitbox collider, −1 when none
-	blockerOf map[ecs.Entity]int32 // static and shield colliders by entity
+	blockerOf map[ecs.Entity]int32 // shield colliders by entity
 
-	static grid   // static geometry and shields, updated when they change
+	static grid   // shields, updated when they change
 	moving sweepX // hitboxes, re-sorted after every travel
+
+	// The level: its mesh (nil: none), the mask of its triangles that block
+	// shots, and the collider its contacts report (its entity).
+	level     *trimesh.Mesh
+	levelMask trimesh.Mask
+	levelCol  Collider
+	contacts  []trimesh.Contact // OverlapSphere's scratch
 
 	stamp uint64 // query counter
 	epoch uint64 // travel counter
 	last  TravelStats
 
-	// staticBounds covers every static box and shield (hasStatic: there is
-	// one); bounds covers them and the hitboxes (hasBounds: there is any
-	// collider): no query can touch anything outside it. Both change only
-	// when colliders do, not per query.
+	// staticBounds covers every shield (hasStatic: there is one); bounds
+	// covers them and the hitboxes (hasBounds: there is any): no query
+	// touches a shield or a hitbox outside it. Both change only when
+	// colliders do, not per query. The level is queried on its own.
 	staticBounds geom.AABB
 	hasStatic    bool
 	bounds       geom.AABB
@@ -168,10 +181,19 @@ func (w *CollisionWorld) release(i int32) {
 	w.free = append(w.free, i)
 }
 
-// AddStatic adds a static box for entity e. Static geometry is never rewound.
-func (w *CollisionWorld) AddStatic(e ecs.Entity, box geom.AABB) error {
-	return w.addBlocker(Collider{Entity: e, Kind: KindStatic, Box: box})
+// SetLevel makes m the level's geometry: its triangles whose mask shares
+// a bit with mask block shots, projectiles and lines of sight, at any
+// height; their contacts name entity e (KindStatic) and the triangle
+// (Hit.Tri). m is only read: rooms may share one. A nil m removes the
+// level.
+func (w *CollisionWorld) SetLevel(e ecs.Entity, m *trimesh.Mesh, mask trimesh.Mask) {
+	w.level, w.levelMask = m, mask
+	w.levelCol = Collider{Entity: e, Kind: KindStatic}
 }
+
+// Level returns the level's mesh (nil: none) and the entity its contacts
+// name.
+func (w *CollisionWorld) Level() (*trimesh.Mesh, ecs.Entity) { return w.level, w.levelCol.Entity }
 
 // AddShield adds a shield box for entity e, placed by owner for team (0: a
 // shield that blocks everybody). Shields are never rewound.
@@ -207,8 +229,8 @@ func (w *CollisionWorld) growStatic(b geom.AABB) {
 	}
 }
 
-// RemoveBlocker removes the static or shield collider of entity e, and
-// reports whether there was one.
+// RemoveBlocker removes the shield of entity e, and reports whether there
+// was one.
 func (w *CollisionWorld) RemoveBlocker(e ecs.Entity) bool {
 	i, ok := w.blockerOf[e]
 	if !ok {
@@ -230,7 +252,7 @@ func (w *CollisionWorld) syncStatic() {
 	w.static.clear()
 	w.hasStatic = false
 	for j := range w.cols {
-		if c := &w.cols[j]; c.Kind != 0 && c.Kind != KindHitbox { // a live blocker (released colliders are zero)
+		if c := &w.cols[j]; c.Kind == KindShield { // a live shield (released colliders are zero)
 			w.static.insert(int32(j), c.bounds)
 			w.growStatic(c.bounds)
 		}
@@ -336,52 +358,43 @@ func (w *CollisionWorld) Raycast(o, d geom.Vec3, maxDist float64, f Filter) (Hit
 // Sweep returns the first collider the filter accepts that a sphere of radius
 // r touches moving from o in the unit direction d over dist metres. A sphere
 // that starts in contact touches at T = 0. Of two contacts at the same
-// distance, a blocker wins over a hitbox (cover protects), then the lower
-// entity id.
+// distance, a blocker (the level, a shield) wins over a hitbox (cover
+// protects), then the lower entity id.
+//
+// The level is asked first (trimesh's exact ray or swept sphere, over its
+// triangles that block shots); shields and hitboxes are then walked only up
+// to its contact.
 func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, bool) {
 	w.stamp++
 	best := Hit{T: math.Inf(1)}
-	bestCol := int32(-1)
+	bestCol := noCollider
 	if !o.IsFinite() || !d.IsFinite() || !(dist >= 0) || !(r >= 0) {
 		return best, false
 	}
 	w.syncStatic()
+	if w.level != nil && f.Mask&Blockers != 0 {
+		var h trimesh.Hit
+		var ok bool
+		if r == 0 {
+			h, ok = w.level.Raycast(o, d, dist, w.levelMask)
+		} else {
+			h, ok = w.level.SweepSphere(o, r, d, dist, w.levelMask)
+		}
+		if ok {
+			best.T, best.Point, best.Tri, bestCol = h.T, o.AddScaled(d, h.T), h.Tri, levelCollider
+		}
+	}
 	// Nothing lies outside the colliders' bounds: walk only the part of the
 	// sweep inside them (a 100 km ray over a 60 m arena costs 60 m).
-	if !w.hasBounds {
-		return Hit{}, false
-	}
-	from, to, inside := geom.RaySpan(o, d, dist, w.bounds.Expand(r))
-	if !inside {
-		return Hit{}, false
-	}
-	for _, i := range w.static.large {
-		w.sweepOne(i, o, d, dist, r, f, &best, &bestCol)
-	}
-	// Walk the sweep in chunks of one cell: every collider first touched
-	// within a chunk overlaps that chunk's bounds, so once the best contact
-	// lies within the chunks walked, nothing further can beat it.
-	step := 1 / w.static.inv
-	for n := math.Floor(from / step); ; n++ { // a float count: ranges may exceed any int
-		t0 := max(n*step, from)
-		t1 := min((n+1)*step, to)
-		chunk := geom.SegmentBounds(o.AddScaled(d, t0), o.AddScaled(d, t1), r)
-		w.visit(&w.static, chunk, o, d, dist, r, f, &best, &bestCol)
-		for k, end := w.moving.span(chunk); k < end; k++ {
-			if w.moving.bounds[k].Overlaps(chunk) {
-				if i := w.moving.col[k]; w.cols[i].stamp != w.stamp {
-					w.sweepOne(i, o, d, dist, r, f, &best, &bestCol)
-				}
-			}
-		}
-		if (bestCol >= 0 && best.T <= t1) || t1 >= to {
-			break
+	if w.hasBounds {
+		if from, to, inside := geom.RaySpan(o, d, min(dist, best.T), w.bounds.Expand(r)); inside {
+			w.walk(o, d, dist, r, from, to, f, &best, &bestCol)
 		}
 	}
-	if bestCol < 0 {
+	if bestCol == noCollider {
 		return Hit{}, false
 	}
-	c := &w.cols[bestCol]
+	c := w.col(bestCol)
 	best.Entity, best.Kind = c.Entity, c.Kind
 	if c.Kind == KindHitbox {
 		contact := best.Point
@@ -391,7 +404,52 @@ func (w *CollisionWorld) Sweep(o, d geom.Vec3, dist, r float64, f Filter) (Hit, 
 		}
 		best.Head = contact.Y >= c.HeadY
 	}
+	if c.Kind != KindStatic {
+		best.Tri = 0
+	}
 	return best, true
+}
+
+// Pseudo-indices of colliders: none yet, and the level (not in cols).
+const (
+	noCollider    int32 = -1
+	levelCollider int32 = -2
+)
+
+// col returns collider i, the level's for levelCollider.
+func (w *CollisionWorld) col(i int32) *Collider {
+	if i == levelCollider {
+		return &w.levelCol
+	}
+	return &w.cols[i]
+}
+
+// walk sweeps over the shields and hitboxes from distance from to to along
+// the sweep, keeping the best contact.
+func (w *CollisionWorld) walk(o, d geom.Vec3, dist, r, from, to float64, f Filter, best *Hit, bestCol *int32) {
+	for _, i := range w.static.large {
+		w.sweepOne(i, o, d, dist, r, f, best, bestCol)
+	}
+	// Walk the sweep in chunks of one cell: every collider first touched
+	// within a chunk overlaps that chunk's bounds, so once the best contact
+	// lies within the chunks walked, nothing further can beat it.
+	step := 1 / w.static.inv
+	for n := math.Floor(from / step); ; n++ { // a float count: ranges may exceed any int
+		t0 := max(n*step, from)
+		t1 := min((n+1)*step, to)
+		chunk := geom.SegmentBounds(o.AddScaled(d, t0), o.AddScaled(d, t1), r)
+		w.visit(&w.static, chunk, o, d, dist, r, f, best, bestCol)
+		for k, end := w.moving.span(chunk); k < end; k++ {
+			if w.moving.bounds[k].Overlaps(chunk) {
+				if i := w.moving.col[k]; w.cols[i].stamp != w.stamp {
+					w.sweepOne(i, o, d, dist, r, f, best, bestCol)
+				}
+			}
+		}
+		if (*bestCol != noCollider && best.T <= t1) || t1 >= to {
+			break
+		}
+	}
 }
 
 func (w *CollisionWorld) visit(g *grid, chunk geom.AABB, o, d geom.Vec3, dist, r float64, f Filter, best *Hit, bestCol *int32) {
@@ -418,7 +476,7 @@ func (w *CollisionWorld) sweepOne(i int32, o, d geom.Vec3, dist, r float64, f Fi
 	if !ok || t > best.T {
 		return
 	}
-	if t == best.T && *bestCol >= 0 && !w.beats(c, &w.cols[*bestCol]) {
+	if t == best.T && *bestCol != noCollider && !w.beats(c, w.col(*bestCol)) {
 		return
 	}
 	best.T, best.Point = t, o.AddScaled(d, t)
@@ -435,9 +493,19 @@ func (w *CollisionWorld) beats(c, than *Collider) bool {
 }
 
 // OverlapSphere appends to out every collider the filter accepts that
-// intersects the sphere, ordered by entity id, and returns the extended slice.
+// intersects the sphere, ordered by entity id, and returns the extended
+// slice. The level counts once, as its entity, when a triangle of it that
+// blocks shots comes closer to the centre than the radius (touching does
+// not count there); Tri is the lowest such triangle.
 func (w *CollisionWorld) OverlapSphere(s geom.Sphere, f Filter, out []Hit) []Hit {
-	return w.overlap(s.Bounds(), f, out, func(c *Collider) bool {
+	start := len(out)
+	if w.level != nil && f.Mask&Blockers != 0 && s.Center.IsFinite() {
+		w.contacts = w.level.OverlapCapsule(s.Center, s.Center, s.Radius, w.levelMask, w.contacts[:0])
+		if len(w.contacts) > 0 {
+			out = append(out, Hit{Entity: w.levelCol.Entity, Kind: KindStatic, Point: s.Center, Tri: w.contacts[0].Tri})
+		}
+	}
+	return w.overlap(s.Bounds(), f, out, start, func(c *Collider) bool {
 		if c.Kind == KindHitbox {
 			return geom.SphereOverlapsCapsule(s, c.Capsule)
 		}
@@ -447,19 +515,20 @@ func (w *CollisionWorld) OverlapSphere(s geom.Sphere, f Filter, out []Hit) []Hit
 
 // OverlapCapsule appends to out every hitbox the filter accepts that
 // intersects the capsule, ordered by entity id, and returns the extended
-// slice. Boxes are not tested: capsule overlaps are for melee, which walls do
-// not block.
+// slice. Neither the level nor shields are tested: capsule overlaps are for
+// melee, which walls do not block.
 func (w *CollisionWorld) OverlapCapsule(cp geom.Capsule, f Filter, out []Hit) []Hit {
 	f.Mask &= Hitboxes
-	return w.overlap(cp.Bounds(), f, out, func(c *Collider) bool {
+	return w.overlap(cp.Bounds(), f, out, len(out), func(c *Collider) bool {
 		return geom.CapsuleOverlapsCapsule(cp, c.Capsule)
 	}, geom.ClosestOnSegment(cp.A.Lerp(cp.B, 0.5), cp.A, cp.B))
 }
 
-func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, test func(*Collider) bool, center geom.Vec3) []Hit {
+// overlap appends the colliders in bounds that the filter accepts and test
+// passes, and sorts out[start:] by entity.
+func (w *CollisionWorld) overlap(bounds geom.AABB, f Filter, out []Hit, start int, test func(*Collider) bool, center geom.Vec3) []Hit {
 	w.syncStatic()
 	w.stamp++
-	start := len(out)
 	check := func(i int32) {
 		c := &w.cols[i]
 		if c.stamp == w.stamp {

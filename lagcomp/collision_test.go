@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/trimesh"
 )
 
 // scene: a shooter (team 1) at the origin, an enemy (team 2) 10 m ahead on +Z,
@@ -26,9 +27,7 @@ func newScene(t *testing.T) scene {
 		{Entity: s.enemy, Team: 2, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Pos: geom.V(0, 0, 10)},
 		{Entity: s.mate, Team: 1, Hitbox: stdHitbox, Pos: geom.V(-5, 0, 0)},
 	})
-	if err := s.w.AddStatic(s.wall, geom.AABB{Min: geom.V(4, 0, 9), Max: geom.V(6, 3, 10)}); err != nil {
-		t.Fatal(err)
-	}
+	setLevel(t, s.w, s.wall, []geom.AABB{{Min: geom.V(4, 0, 9), Max: geom.V(6, 3, 10)}})
 	return s
 }
 
@@ -118,9 +117,7 @@ func TestTieGoesToTheBlocker(t *testing.T) {
 	// is at y=2) and a box whose top is at y=2: both contacts are exactly at
 	// t=8 in floating point.
 	w.placeHitboxes([]Pose{{Entity: e[0], Team: 2, Hitbox: ecs.Hitbox{Radius: 0.5, Height: 2}, Pos: geom.V(0, 0, 0)}})
-	if err := w.AddStatic(e[1], geom.AABB{Min: geom.V(-0.25, 1, -0.25), Max: geom.V(0.25, 2, 0.25)}); err != nil {
-		t.Fatal(err)
-	}
+	setLevel(t, w, e[1], []geom.AABB{{Min: geom.V(-0.25, 1, -0.25), Max: geom.V(0.25, 2, 0.25)}})
 	hit, ok := w.Raycast(geom.V(0, 10, 0), geom.V(0, -1, 0), 100, Filter{Team: 1, Mask: Everything})
 	if !ok || hit.Entity != e[1] || hit.T != 8 {
 		t.Errorf("tie: %+v %v, want the box at 8", hit, ok)
@@ -219,10 +216,13 @@ func TestQueriesRejectNonFiniteInput(t *testing.T) {
 	if _, ok := s.w.Sweep(geom.V(0, 1, 0), geom.V(0, 0, 1), math.NaN(), 0.1, Filter{Mask: Everything}); ok {
 		t.Error("NaN distance hit")
 	}
-	if err := s.w.AddStatic(s.spare[0], geom.AABB{Max: geom.V(inf, 1, 1)}); err == nil {
+	if err := s.w.AddShield(s.spare[0], s.shooter, 1, geom.AABB{Max: geom.V(inf, 1, 1)}); err == nil {
 		t.Error("an infinite box should be refused")
 	}
-	if err := s.w.AddStatic(s.wall, geom.AABB{Max: geom.V(1, 1, 1)}); err == nil {
+	if err := s.w.AddShield(s.spare[1], s.shooter, 1, geom.AABB{Max: geom.V(1, 1, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.w.AddShield(s.spare[1], s.shooter, 1, geom.AABB{Max: geom.V(1, 1, 1)}); err == nil {
 		t.Error("a second collider for the same entity should be refused")
 	}
 }
@@ -260,27 +260,30 @@ func TestBroadphaseMatchesBruteForce(t *testing.T) {
 		}
 		w.placeHitboxes(poses)
 		var blockers []Collider
+		var walls, clips []geom.AABB
+		levelE := es[nHit+39]
 		for i := range 30 + sceneNo%10 {
 			e := es[nHit+i]
 			size := geom.V(f(0.1, 4), f(0.1, 4), f(0.1, 4))
 			if i%10 == 0 {
-				size = geom.V(f(50, 300), f(0.1, 1), f(50, 300)) // floors and long walls: the large list
+				size = geom.V(f(50, 300), f(0.1, 1), f(50, 300)) // floors and long walls: the shields' large list
 			}
 			min := geom.V(f(-70, 70), f(-2, 3), f(-70, 70))
 			box := geom.AABB{Min: min, Max: min.Add(size)}
-			if i%3 == 0 {
+			switch {
+			case i%3 == 0:
 				team := uint8(rng.IntN(3))
 				if err := w.AddShield(e, es[rng.IntN(max(nHit, 1))], team, box); err != nil {
 					t.Fatal(err)
 				}
 				blockers = append(blockers, Collider{Entity: e, Kind: KindShield, Team: team, Box: box})
-			} else {
-				if err := w.AddStatic(e, box); err != nil {
-					t.Fatal(err)
-				}
-				blockers = append(blockers, Collider{Entity: e, Kind: KindStatic, Box: box})
+			case i%7 == 1:
+				clips = append(clips, box) // blocks movement only: shots pass
+			default:
+				walls = append(walls, box)
 			}
 		}
+		level := setLevel(t, w, levelE, walls, clips...)
 		// Remove a few blockers to exercise the rebuild.
 		for k := 0; k < 3; k++ {
 			i := rng.IntN(len(blockers))
@@ -310,7 +313,7 @@ func TestBroadphaseMatchesBruteForce(t *testing.T) {
 				filter.Ignore = es[rng.IntN(nHit)]
 			}
 			got, gotOK := w.Sweep(o, d, dist, r, filter)
-			want, wantOK := bruteSweep(all, o, d, dist, r, filter)
+			want, wantOK := bruteSweep(all, level, levelE, o, d, dist, r, filter)
 			queries++
 			if gotOK {
 				sweepHits++
@@ -318,12 +321,12 @@ func TestBroadphaseMatchesBruteForce(t *testing.T) {
 					hitboxHits++
 				}
 			}
-			if gotOK != wantOK || (gotOK && (got.Entity != want.Entity || got.T != want.T)) {
+			if gotOK != wantOK || (gotOK && (got.Entity != want.Entity || got.T != want.T || got.Tri != want.Tri)) {
 				t.Fatalf("scene %d query %d: broadphase %+v %v, brute force %+v %v", sceneNo, q, got, gotOK, want, wantOK)
 			}
 			sp := geom.Sphere{Center: o, Radius: f(0.1, 8)}
 			gotO := hitEntities(w.OverlapSphere(sp, filter, nil))
-			wantO := bruteOverlap(all, sp, filter)
+			wantO := bruteOverlap(all, level, levelE, sp, filter)
 			if len(gotO) > 0 {
 				overlaps++
 			}
@@ -342,9 +345,21 @@ func (w *CollisionWorld) blocker(e ecs.Entity) (Collider, bool) {
 	return w.cols[i], true
 }
 
-func bruteSweep(all []Collider, o, d geom.Vec3, dist, r float64, f Filter) (Hit, bool) {
+// bruteSweep asks the level (its own query: trimesh's tests check it
+// against a brute force) and then every other collider.
+func bruteSweep(all []Collider, level *trimesh.Mesh, levelE ecs.Entity, o, d geom.Vec3, dist, r float64, f Filter) (Hit, bool) {
 	best := Hit{T: math.Inf(1)}
 	var bestC *Collider
+	levelC := Collider{Entity: levelE, Kind: KindStatic}
+	if f.Mask&Blockers != 0 {
+		h, ok := level.Raycast(o, d, dist, shotMask)
+		if r > 0 {
+			h, ok = level.SweepSphere(o, r, d, dist, shotMask)
+		}
+		if ok {
+			best.T, best.Entity, best.Tri, bestC = h.T, levelE, h.Tri, &levelC
+		}
+	}
 	for i := range all {
 		c := &all[i]
 		if !f.accepts(c) {
@@ -366,13 +381,16 @@ func bruteSweep(all []Collider, o, d geom.Vec3, dist, r float64, f Filter) (Hit,
 				continue
 			}
 		}
-		best.T, best.Entity, bestC = t, c.Entity, c
+		best.T, best.Entity, best.Tri, bestC = t, c.Entity, 0, c
 	}
 	return best, bestC != nil
 }
 
-func bruteOverlap(all []Collider, s geom.Sphere, f Filter) []ecs.Entity {
+func bruteOverlap(all []Collider, level *trimesh.Mesh, levelE ecs.Entity, s geom.Sphere, f Filter) []ecs.Entity {
 	var out []ecs.Entity
+	if f.Mask&Blockers != 0 && len(level.OverlapCapsule(s.Center, s.Center, s.Radius, shotMask, nil)) > 0 {
+		out = append(out, levelE)
+	}
 	for i := range all {
 		c := &all[i]
 		if !f.accepts(c) {

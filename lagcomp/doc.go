@@ -5,10 +5,12 @@
 //   - [History] records every rewindable collider's pose per tick, over a
 //     window of ticks, including who existed at each tick.
 //   - [CollisionWorld] is the room's collision scene: player hitboxes
-//     (capsules, rewound), static geometry and shields (boxes, never rewound),
-//     a uniform-grid broadphase, and the queries weapons use (ray, swept
-//     sphere, sphere and capsule overlap) with filters for the shooter's own
-//     colliders and teams.
+//     (capsules, rewound), the level's geometry (a triangle mesh, package
+//     trimesh, shared by the rooms) and shields (boxes), neither rewound, a
+//     uniform-grid broadphase for shields and a sort-and-sweep list for
+//     hitboxes, and the queries weapons use (ray, swept sphere, sphere and
+//     capsule overlap) with filters for the shooter's own colliders and
+//     teams.
 //   - [TimeMachine] puts the collision world into the state of a (possibly
 //     fractional) past time: existing colliders moved, missing ones created,
 //     extra ones removed, poses interpolated between the two recorded ticks;

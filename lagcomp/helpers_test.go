@@ -7,6 +7,8 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/levelgen"
+	"github.com/rewind-gg/rewind/trimesh"
 )
 
 // entities returns n distinct live entities of a throwaway arche World.
@@ -58,4 +60,31 @@ func recycled(e ecs.Entity) ecs.Entity {
 		panic("recycling did not give the same index with a new generation")
 	}
 	return got
+}
+
+// shotMask is the test levels' mask of triangles that block shots.
+const shotMask trimesh.Mask = 2
+
+// setLevel makes the boxes w's level, as entity e: their triangles block
+// shots (mask 3) unless the box is marked movement-only (moveOnly).
+func setLevel(t testing.TB, w *CollisionWorld, e ecs.Entity, boxes []geom.AABB, moveOnly ...geom.AABB) *trimesh.Mesh {
+	t.Helper()
+	var tris []trimesh.Triangle
+	add := func(b geom.AABB, mask uint8) {
+		for _, g := range levelgen.Box(b.Min, b.Max, mask) {
+			tris = append(tris, trimesh.Triangle{A: g.A, B: g.B, C: g.C, Mask: trimesh.Mask(g.Mask)})
+		}
+	}
+	for _, b := range boxes {
+		add(b, 3)
+	}
+	for _, b := range moveOnly {
+		add(b, 1)
+	}
+	m, err := trimesh.New(tris)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetLevel(e, m, shotMask)
+	return m
 }

@@ -100,9 +100,7 @@ func TestTravelNeverMovesStaticGeometryOrShields(t *testing.T) {
 	wallE, shieldE := e[3], e[4]
 	wall := geom.AABB{Min: geom.V(-1, 0, 20), Max: geom.V(1, 3, 21)}
 	shield := geom.AABB{Min: geom.V(-1, 0, 30), Max: geom.V(1, 3, 31)}
-	if err := w.AddStatic(wallE, wall); err != nil {
-		t.Fatal(err)
-	}
+	setLevel(t, w, wallE, []geom.AABB{wall})
 	if err := w.AddShield(shieldE, e[1], 2, shield); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,28 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 )
 
+// ArenaName is the built-in arena's name: the level name a program gives
+// ("--level arena") for it.
+const ArenaName = "arena"
+
+// DefaultArenaSize is the side of the default config's arena, metres.
+const DefaultArenaSize = 60
+
+// DefaultArenaBoxes returns the default config's arena boxes: four pillars
+// 2 m square and 3 m high, 10 m from the axes.
+func DefaultArenaBoxes() []geom.AABB {
+	return []geom.AABB{
+		{Min: geom.V(-12, 0, -12), Max: geom.V(-10, 3, -10)},
+		{Min: geom.V(10, 0, -12), Max: geom.V(12, 3, -10)},
+		{Min: geom.V(-12, 0, 10), Max: geom.V(-10, 3, 12)},
+		{Min: geom.V(10, 0, 10), Max: geom.V(12, 3, 12)},
+	}
+}
+
+// DefaultArena returns the arena of the default config, the level a client
+// holds when it names "arena": Arena(DefaultArenaSize, DefaultArenaBoxes()).
+func DefaultArena() *Level { return Arena(DefaultArenaSize, DefaultArenaBoxes()) }
+
 // ArenaWallHeight is how high the built-in arena's edge walls reach, in
 // metres, and ArenaDepth how far below its floor its bounds reach.
 const (
@@ -23,7 +45,7 @@ const (
 // along x). It has no kill volumes and no waypoints.
 func Arena(size float64, boxes []geom.AABB) *Level {
 	h := size / 2
-	l := &Level{Name: "arena"}
+	l := &Level{Name: ArenaName}
 	quad := func(a, b, c, d geom.Vec3, blocks Blocks) {
 		l.Triangles = append(l.Triangles,
 			Triangle{A: a, B: b, C: c, Blocks: blocks, Source: -1},
@@ -40,7 +62,7 @@ func Arena(size float64, boxes []geom.AABB) *Level {
 		quad(b, b.Add(up), a.Add(up), a, BlocksMovement)
 	}
 	for _, bx := range boxes {
-		addBox(l, bx)
+		l.AddBox(bx, BlocksBoth, -1)
 	}
 	step := min(4, h/4)
 	for team := uint8(1); team <= 2; team++ {
@@ -57,8 +79,11 @@ func Arena(size float64, boxes []geom.AABB) *Level {
 	return l
 }
 
-// addBox adds a solid box's 12 triangles, each facing out.
-func addBox(l *Level, b geom.AABB) {
+// AddBox adds a solid box's 12 triangles, each facing out, blocking what
+// blocks, from source (an index in l.Sources, or -1). The corners are not
+// snapped: a caller adding boxes off the grid of Quantum makes a level its
+// digest does not describe exactly.
+func (l *Level) AddBox(b geom.AABB, blocks Blocks, source int32) {
 	c := b.Corner
 	// Each face's corners counter-clockwise seen from outside.
 	faces := [6][4]int{
@@ -71,7 +96,7 @@ func addBox(l *Level, b geom.AABB) {
 	}
 	for _, f := range faces {
 		l.Triangles = append(l.Triangles,
-			Triangle{A: c(f[0]), B: c(f[1]), C: c(f[2]), Blocks: BlocksBoth, Source: -1},
-			Triangle{A: c(f[0]), B: c(f[2]), C: c(f[3]), Blocks: BlocksBoth, Source: -1})
+			Triangle{A: c(f[0]), B: c(f[1]), C: c(f[2]), Blocks: blocks, Source: source},
+			Triangle{A: c(f[0]), B: c(f[2]), C: c(f[3]), Blocks: blocks, Source: source})
 	}
 }

@@ -56,6 +56,21 @@ func Read(fsys fs.FS, name string, o Options) (*Level, []Warning, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("level: %s: %w", name, err)
 	}
+	return fromDocument(doc, name, o)
+}
+
+// ReadBytes reads a level from the bytes of a glTF file named name (a .glb,
+// or a .gltf whose buffers are data: URIs), as Read does.
+func ReadBytes(name string, data []byte, o Options) (*Level, []Warning, error) {
+	doc, err := gltf.Read(data, gltf.Limits{MaxBytes: o.MaxBytes})
+	if err != nil {
+		return nil, nil, fmt.Errorf("level: %s: %w", name, err)
+	}
+	return fromDocument(doc, name, o)
+}
+
+// fromDocument builds and checks the level of a document read from name.
+func fromDocument(doc *gltf.Document, name string, o Options) (*Level, []Warning, error) {
 	if o.Name == "" {
 		o.Name = strings.TrimSuffix(path.Base(name), path.Ext(name))
 	}

@@ -21,9 +21,10 @@ const MaxControl = 65535
 
 // Limits of control message strings, in bytes.
 const (
-	MaxRoomLen   = 64
-	MaxNameLen   = 32
-	MaxReasonLen = 255
+	MaxRoomLen      = 64
+	MaxNameLen      = 32
+	MaxLevelNameLen = 64
+	MaxReasonLen    = 255
 )
 
 // WriteFrame writes one control frame: a big-endian u16 length of what
@@ -164,7 +165,7 @@ type WeaponInfo struct {
 	MaxRewind      float64    // ticks: the deepest view lag this weapon's shots are granted
 }
 
-// Box is an axis-aligned box of the map.
+// Box is an axis-aligned box.
 type Box struct{ Min, Max [3]float64 }
 
 // BoxOf is the box of an AABB.
@@ -189,12 +190,14 @@ type Welcome struct {
 	WindowTicks  uint16
 	MaxUnlag     float64 // ticks: the deepest view lag any claim is granted
 	Speed        float64 // movement speed, m/s
-	Arena        Box     // feet stay inside it on X and Z
-	EyeHeight    float64
-	Radius       float64 // hitbox capsule radius
-	Height       float64 // hitbox capsule height
-	HeadHeight   float64 // the top of the capsule that counts as the head
-	Spawn        [3]float64
+	// Arena keeps the feet inside it on X and Z (today's flat movement):
+	// the level's bounds.
+	Arena      Box
+	EyeHeight  float64
+	Radius     float64 // hitbox capsule radius
+	Height     float64 // hitbox capsule height
+	HeadHeight float64 // the top of the capsule that counts as the head
+	Spawn      [3]float64
 	// Match rules.
 	Health            float64
 	RespawnTicks      uint16
@@ -211,9 +214,13 @@ type Welcome struct {
 	Room    string
 	Name    string
 	Weapons []WeaponInfo // indexed by the weapon ids inputs carry
-	Map     []Box        // static geometry
-	Class   string       // the player's class
-	Loadout []uint8      // the weapon ids the player carries
+	// Level names the level the server plays, and LevelDigest is its
+	// content digest (docs/levels.md, "Digest"): a client must hold the
+	// level whose digest this is.
+	Level       string
+	LevelDigest [32]byte
+	Class       string  // the player's class
+	Loadout     []uint8 // the weapon ids the player carries
 }
 
 // AppendWelcome appends the payload of a Welcome.
@@ -271,10 +278,8 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 		b = appendF64(b, w.StreakBonus)
 		b = appendF64(b, w.MaxRewind)
 	}
-	b = appendU16(b, uint16(len(m.Map)))
-	for _, box := range m.Map {
-		b = appendBox(b, box)
-	}
+	b = appendStr(b, m.Level, MaxLevelNameLen)
+	b = append(b, m.LevelDigest[:]...)
 	b = appendStr(b, m.Class, MaxNameLen)
 	b = append(b, uint8(len(m.Loadout)))
 	return append(b, m.Loadout...)
@@ -354,16 +359,8 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 		w.MaxRewind = r.f64("weapon.max_rewind")
 		m.Weapons = append(m.Weapons, w)
 	}
-	nb := int(r.u16("map"))
-	if nb*48 > len(p) { // refuse counts the payload cannot hold before allocating
-		r.fail(ReasonShort, "map")
-	}
-	for range nb {
-		if r.err != nil {
-			break
-		}
-		m.Map = append(m.Map, r.box("map"))
-	}
+	m.Level = r.str("level", MaxLevelNameLen)
+	copy(m.LevelDigest[:], r.take(len(m.LevelDigest), "level_digest"))
 	m.Class = r.str("class", MaxNameLen)
 	nl := int(r.u8("loadout"))
 	for range nl {

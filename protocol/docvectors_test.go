@@ -157,6 +157,12 @@ const (
 	vecRocket2 = 0x01000004
 )
 
+// arenaDigest is the built-in arena's digest (docs/levels.md).
+func arenaDigest() (d [32]byte) {
+	hex.Decode(d[:], []byte("04311dce3736fe3efa9b1a16bef99dea1fb292c22e9640823020f017e404fdb0"))
+	return d
+}
+
 func vectorWelcome() Welcome {
 	return Welcome{
 		Version: Version, Player: vecSelf, Team: 1, TickRate: 60, SnapshotRate: 20, ServerTick: 995,
@@ -175,9 +181,10 @@ func vectorWelcome() Welcome {
 				LifetimeTicks: 120, FireInterval: 48, Magazine: 1, ReloadTicks: 60, WindupTicks: 6, CatchUp: true,
 				HeadMultiplier: 1, Splash: [3]float64{3, 80, 0.25}, MaxRewind: 6},
 		},
-		Map:     []Box{{Min: [3]float64{-2, 0, -2}, Max: [3]float64{2, 3, 2}}},
-		Class:   "assault",
-		Loadout: []uint8{0, 1},
+		Level:       "arena",
+		LevelDigest: arenaDigest(),
+		Class:       "assault",
+		Loadout:     []uint8{0, 1},
 	}
 }
 
@@ -281,7 +288,7 @@ func docVectors(t *testing.T) []docVector {
 			s.frame("Welcome")
 			w := vectorWelcome()
 			s.fields(&w, func() []byte { return AppendWelcome(nil, &w) }, nil,
-				map[string]string{"map": "boxes", "map[]": "box", "weapons[]": "weapon"})
+				map[string]string{"weapons[]": "weapon"})
 		},
 		check: func(t *testing.T, doc []byte) {
 			got, err := DecodeWelcome(readFrame(t, doc, MsgWelcome))
@@ -782,7 +789,7 @@ func (s *splitter) fields(v any, encode func() []byte, unnamed []named, rename m
 			fields = append(fields, s.take(1))
 		}
 		body := s.take(l.hi - l.lo)
-		if l.v.Kind() == reflect.Array && l.v.Len() > 0 {
+		if l.v.Kind() == reflect.Array && l.v.Len() > 0 && l.v.Type().Elem().Kind() != reflect.Uint8 { // bytes: one group
 			n := len(body) / l.v.Len()
 			for k := 0; k < len(body); k += n {
 				fields = append(fields, body[k:k+n])
@@ -889,6 +896,11 @@ func valueNote(l leaf) string {
 	case reflect.Uint64:
 		return fmt.Sprintf("0x%016x", v.Uint())
 	case reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			b := make([]byte, v.Len())
+			reflect.Copy(reflect.ValueOf(b), v)
+			return "SHA-256 " + hex.EncodeToString(b[:4]) + "…"
+		}
 		var parts []string
 		for i := range v.Len() {
 			parts = append(parts, valueNote(leaf{path: l.path, v: v.Index(i)}))

@@ -72,7 +72,7 @@ func TestControlRoundTrips(t *testing.T) {
 		Weapons: []WeaponInfo{{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4, Magazine: 30, ReloadTicks: 40, Pellets: 1, Spread: 0.01,
 			HeadMultiplier: 2, Falloff: [3]float64{40, 90, 0.6}, StreakHits: 3, StreakWindow: 10, StreakBonus: 0.5, MaxRewind: 12},
 			{Name: "needle", Kind: "projectile", Speed: 60, Gravity: 9.81, CatchUp: true, Pellets: 1, Splash: [3]float64{3, 40, 0.2}}},
-		Map:   []Box{{Min: [3]float64{1, 0, 1}, Max: [3]float64{2, 3, 2}}},
+		Level: "courtyard", LevelDigest: [32]byte{1, 2, 3, 31: 0xff},
 		Class: "assault", Loadout: []uint8{1, 0}}
 	if got, err := DecodeWelcome(AppendWelcome(nil, &w)); err != nil || !reflect.DeepEqual(got, w) {
 		t.Errorf("welcome: %+v %v", got, err)
@@ -454,7 +454,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 
 func FuzzDecodeControl(f *testing.F) {
 	f.Add(uint8(MsgJoin), AppendJoin(nil, &Join{Version: Version, Token: []byte("tok"), Room: "a", Name: "b"}))
-	f.Add(uint8(MsgWelcome), AppendWelcome(nil, &Welcome{Version: Version, TickRate: 20, Weapons: []WeaponInfo{{Name: "r"}}, Map: []Box{{}}, Loadout: []uint8{0}}))
+	f.Add(uint8(MsgWelcome), AppendWelcome(nil, &Welcome{Version: Version, TickRate: 20, Weapons: []WeaponInfo{{Name: "r"}}, Level: "l", Loadout: []uint8{0}}))
 	f.Add(uint8(MsgReject), AppendReject(nil, &Reject{Code: 1, Reason: "x"}))
 	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventHit}))
 	f.Add(uint8(MsgEvent), AppendEvent(nil, &Event{Kind: EventNoDamage, Reason: NoDamageDead}))

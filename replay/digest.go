@@ -64,6 +64,7 @@ func (g *Digester) Of(ev *ecs.Events) Digest {
 		b = append(b, uint8(s.Result))
 		b = appendEntityBits(b, s.Target)
 		b = appendEntityBits(b, s.By)
+		b = le.AppendUint32(b, uint32(s.Tri))
 		b = le.AppendUint64(b, uint64(s.Tick))
 		b = le.AppendUint64(b, uint64(s.ViewTime.Tick))
 		b = appendBits(b, s.ViewTime.Frac)

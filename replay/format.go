@@ -20,13 +20,16 @@ const Magic = "\x89RWR\r\n\x1a\n"
 
 // Version is the format version this package writes and reads. Any change
 // to the header, to a record's payload or to the digest's canonical
-// encoding makes a new version (docs/replay.md, "Versioning").
-const Version uint16 = 1
+// encoding makes a new version (docs/replay.md, "Versioning"). Version 2
+// carries the level (its canonical encoding) in the header; version 1's
+// map was boxes.
+const Version uint16 = 2
 
 // Limits that keep a damaged length from making a reader allocate without
 // bound: no record the Recorder writes comes near them.
 const (
 	MaxSetupLen   = 16 << 20 // bytes of setup JSON
+	MaxLevelLen   = 64 << 20 // bytes of the level's canonical encoding (a million triangles take 37 MB)
 	MaxPayloadLen = 1 << 20  // bytes of one record's payload
 )
 
@@ -38,7 +41,8 @@ type RecordType uint8
 // Record types.
 const (
 	RecordSpawnPlayer RecordType = 0x01 // Simulation.SpawnPlayer
-	RecordSpawnStatic RecordType = 0x02 // Simulation.SpawnStatic, during the match
+	// 0x02 was version 1's spawn static: a box of level geometry. The
+	// level is the header's now, whole, and never changes during a match.
 	RecordSpawnShield RecordType = 0x03 // Simulation.SpawnShield
 	RecordDespawn     RecordType = 0x04 // Simulation.Despawn
 	RecordInput       RecordType = 0x05 // Simulation.QueueInput, when queued
@@ -52,8 +56,6 @@ func (t RecordType) String() string {
 	switch t {
 	case RecordSpawnPlayer:
 		return "spawn_player"
-	case RecordSpawnStatic:
-		return "spawn_static"
 	case RecordSpawnShield:
 		return "spawn_shield"
 	case RecordDespawn:
@@ -87,7 +89,8 @@ func (e EntityID) WireID() uint32 { return e.ID&(1<<20-1) | e.Generation<<20 }
 func (e EntityID) String() string { return fmt.Sprintf("%d.%d", e.ID, e.Generation) }
 
 // HeaderError is a header the reader refuses. Field names the part at
-// fault: magic, version, setup_length, setup, checksum.
+// fault: magic, version, setup_length, setup, level_length, level,
+// checksum.
 type HeaderError struct {
 	Field string
 	Err   error

@@ -64,7 +64,8 @@ func TestReplayMatchesRecording(t *testing.T) {
 	m, path := recordMatch(t)
 	data := readFile(t, path)
 	rd := open(t, data)
-	if s := rd.Setup(); s.Room != "r1" || s.Started != "2025-01-02T03:04:05Z" || len(s.Static) != 3 || len(s.Weapons) != 8 {
+	if s := rd.Setup(); s.Room != "r1" || s.Started != "2025-01-02T03:04:05Z" || s.LevelRef == nil || s.LevelRef.Name != "arena" ||
+		s.Level == nil || len(s.Level.Triangles) != 2+8+3*12 || len(s.Weapons) != 8 {
 		t.Errorf("setup read back: %+v", s)
 	}
 	var seen []replay.Digest
@@ -300,11 +301,16 @@ func TestDivergenceNamesTheFirstDifferingTick(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The header as docs/replay.md lays it out; the records as recorded.
-	n := binary.LittleEndian.Uint32(data[len(replay.Magic)+2:])
-	records := data[len(replay.Magic)+2+4+int(n)+4:]
+	n := int(binary.LittleEndian.Uint32(data[len(replay.Magic)+2:]))
+	levelAt := len(replay.Magic) + 2 + 4 + n
+	ln := int(binary.LittleEndian.Uint32(data[levelAt:]))
+	lvl := data[levelAt+4 : levelAt+4+ln]
+	records := data[levelAt+4+ln+4:]
 	changed := binary.LittleEndian.AppendUint16([]byte(replay.Magic), replay.Version)
 	changed = binary.LittleEndian.AppendUint32(changed, uint32(len(js)))
 	changed = append(changed, js...)
+	changed = binary.LittleEndian.AppendUint32(changed, uint32(ln))
+	changed = append(changed, lvl...)
 	changed = binary.LittleEndian.AppendUint32(changed, crc32.Checksum(changed[len(replay.Magic):], crc32.MakeTable(crc32.Castagnoli)))
 	stepAt := int64(len(changed))
 	changed = append(changed, records...)

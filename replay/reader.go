@@ -23,7 +23,7 @@ type Record struct {
 
 	Entity EntityID           // spawns, Despawn, Input: the entity
 	Player systems.PlayerSpec // SpawnPlayer
-	Box    geom.AABB          // SpawnStatic, SpawnShield
+	Box    geom.AABB          // SpawnShield
 	Owner  EntityID           // SpawnShield
 	Team   uint8              // SpawnShield
 	// Expires is SpawnShield's expiry tick (0: until despawned).
@@ -73,6 +73,11 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return bad("version", "%v", noEOF(err))
 	}
 	rd.version = binary.LittleEndian.Uint16(fixed[len(Magic):])
+	if rd.version == 1 {
+		return bad("version", "version 1 was recorded before levels: its map is boxes, which this build no longer "+
+			"simulates (it judges shots against a level's triangles, whose answers differ in the last bits); "+
+			"replay it with a build of before levels (this reader reads version %d)", Version)
+	}
 	if rd.version != Version {
 		return bad("version", "version %d is not supported (this reader reads version %d)", rd.version, Version)
 	}
@@ -87,8 +92,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if _, err := io.ReadFull(rd.br, setup); err != nil {
 		return bad("setup", "%d bytes of JSON announced: %v", n, noEOF(err))
 	}
-	sum := crc32.Update(crc32.Checksum(fixed[len(Magic):], rd.tab), rd.tab, setup[:n])
-	if got := binary.LittleEndian.Uint32(setup[n:]); got != sum {
+	ln := binary.LittleEndian.Uint32(setup[n:])
+	if ln > MaxLevelLen {
+		return bad("level_length", "%d bytes, at most %d", ln, MaxLevelLen)
+	}
+	lvl := make([]byte, ln+4)
+	if _, err := io.ReadFull(rd.br, lvl); err != nil {
+		return bad("level", "%d bytes of level announced: %v", ln, noEOF(err))
+	}
+	sum := crc32.Update(crc32.Update(crc32.Checksum(fixed[len(Magic):], rd.tab), rd.tab, setup[:n+4]), rd.tab, lvl[:ln])
+	if got := binary.LittleEndian.Uint32(lvl[ln:]); got != sum {
 		return bad("checksum", "%08x, computed %08x: the header is damaged", got, sum)
 	}
 	dec := json.NewDecoder(bytes.NewReader(setup[:n]))
@@ -99,7 +112,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if dec.More() {
 		return bad("setup", "bad JSON: data after the setup object")
 	}
-	rd.off = int64(len(fixed)) + int64(n) + 4
+	if err := rd.setup.decodeLevel(lvl[:ln]); err != nil {
+		return bad("level", "%v", err)
+	}
+	rd.off = int64(len(fixed)) + int64(n) + 4 + int64(ln) + 4
 	return rd, nil
 }
 
@@ -214,9 +230,6 @@ func (rd *Reader) decode(t RecordType) bool {
 	switch t {
 	case RecordSpawnPlayer:
 		d.spawnPlayer(rec)
-	case RecordSpawnStatic:
-		rec.Entity = d.entity("entity")
-		rec.Box = d.box("box")
 	case RecordSpawnShield:
 		rec.Entity = d.entity("entity")
 		rec.Owner = d.entity("owner")

@@ -105,6 +105,13 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 	if len(setup) > MaxSetupLen {
 		return nil, fmt.Errorf("replay: setup: %d bytes of JSON, at most %d", len(setup), MaxSetupLen)
 	}
+	var lvl []byte
+	if cfg.Setup.Level != nil {
+		lvl = cfg.Setup.Level.Canonical()
+		if len(lvl) > MaxLevelLen {
+			return nil, fmt.Errorf("replay: setup: level: %d bytes encoded, at most %d", len(lvl), MaxLevelLen)
+		}
+	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = defaultFlushInterval
 	}
@@ -121,7 +128,7 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 		w:          cfg.Writer,
 		flushEvery: cfg.FlushInterval,
 	}
-	r.header = appendHeader(nil, setup, r.tab)
+	r.header = appendHeader(nil, setup, lvl, r.tab)
 	if r.w == nil {
 		if cfg.Path == "" {
 			return nil, errors.New("replay: recorder: neither a writer nor a path")
@@ -138,13 +145,16 @@ func NewRecorder(cfg RecorderConfig) (*Recorder, error) {
 }
 
 // appendHeader appends the header: the magic, the version, the setup's
-// length and JSON, and the CRC-32C of the version, length and JSON.
-func appendHeader(b, setup []byte, tab *crc32.Table) []byte {
+// length and JSON, the level's length and canonical encoding, and the
+// CRC-32C of all but the magic.
+func appendHeader(b, setup, lvl []byte, tab *crc32.Table) []byte {
 	b = append(b, Magic...)
 	start := len(b)
 	b = binary.LittleEndian.AppendUint16(b, Version)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(setup)))
 	b = append(b, setup...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(lvl)))
+	b = append(b, lvl...)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b[start:], tab))
 }
 
@@ -182,17 +192,6 @@ func (r *Recorder) SpawnPlayer(spec systems.PlayerSpec, e ecs.Entity) {
 	}
 	r.payload = appendSpawnPlayer(r.payload[:0], EntityOf(e), &spec)
 	r.record(RecordSpawnPlayer)
-}
-
-// SpawnStatic records Simulation.SpawnStatic(box), which returned e,
-// during the match (geometry spawned right after systems.New belongs in
-// Setup.Static instead). A failed spawn is not recorded.
-func (r *Recorder) SpawnStatic(box geom.AABB, e ecs.Entity) {
-	if !r.recording() {
-		return
-	}
-	r.payload = appendBox(appendEntity(r.payload[:0], EntityOf(e)), box)
-	r.record(RecordSpawnStatic)
 }
 
 // SpawnShield records Simulation.SpawnShield(owner, team, box, expires),

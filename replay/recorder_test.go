@@ -21,7 +21,7 @@ func testSetup(tb testing.TB) Setup {
 	sc := systems.DefaultConfig()
 	def := weapons.Default()
 	sc.Weapons, sc.Classes = def.Weapons, def.Classes
-	setup, err := NewSetup(sc)
+	setup, err := NewSetup(sc, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

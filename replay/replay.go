@@ -279,11 +279,6 @@ func newReplayed(setup Setup, sc systems.Config, what string, t *Tally, differ, 
 	if err != nil {
 		return nil, fmt.Errorf("replay: %s: %w", what, err)
 	}
-	for i, b := range setup.Static {
-		if _, err := sim.SpawnStatic(b.AABB()); err != nil {
-			return nil, fmt.Errorf("replay: setup: static[%d]: %w", i, err)
-		}
-	}
 	return &replayed{sim: sim, ents: map[EntityID]ecs.Entity{}, back: map[ecs.Entity]EntityID{}, tally: t,
 		differ: differ, firstDiffer: first}, nil
 }
@@ -345,8 +340,6 @@ func (r *Runner) apply(rec *Record) error {
 			}
 			return e, nil
 		})
-	case RecordSpawnStatic:
-		return r.each(rec, func(s *replayed) (ecs.Entity, error) { return s.sim.SpawnStatic(rec.Box) })
 	case RecordSpawnShield:
 		return r.each(rec, func(s *replayed) (ecs.Entity, error) {
 			owner, err := s.entity(rec, rec.Owner)

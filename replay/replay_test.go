@@ -2,11 +2,14 @@ package replay
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/systems"
 )
 
@@ -23,7 +26,12 @@ func open(t testing.TB, data []byte) *Reader {
 // (so that the JSON itself is what is checked); another version is
 // checked before the checksum.
 func header(version uint16, setup string) []byte {
-	b := appendHeader(nil, []byte(setup), newCRCTable())
+	return headerWith(version, setup, nil)
+}
+
+// headerWith is header with a level's encoding.
+func headerWith(version uint16, setup string, lvl []byte) []byte {
+	b := appendHeader(nil, []byte(setup), lvl, newCRCTable())
 	b[len(Magic)], b[len(Magic)+1] = byte(version), byte(version>>8)
 	return b
 }
@@ -34,7 +42,16 @@ func TestBadHeader(t *testing.T) {
 		t.Fatalf("a minimal header: %v", err)
 	}
 	damaged := bytes.Clone(good)
-	damaged[len(damaged)-6] ^= 1
+	damaged[len(damaged)-10] ^= 1 // in the JSON
+	arena := level.DefaultArena()
+	arena.Canonicalize()
+	enc := arena.Canonical()
+	ref := fmt.Sprintf(`{"level":{"name":"arena","digest":"%s","triangles":58}}`, arena.Digest())
+	if rd, err := NewReader(bytes.NewReader(headerWith(Version, ref, enc))); err != nil || rd.Setup().Level.Digest() != arena.Digest() {
+		t.Fatalf("a header with the arena: %v", err)
+	}
+	huge := headerWith(Version, `{}`, nil)
+	binary.LittleEndian.PutUint32(huge[len(huge)-8:], MaxLevelLen+1)
 	for _, c := range []struct {
 		name, field, msg string
 		data             []byte
@@ -42,6 +59,11 @@ func TestBadHeader(t *testing.T) {
 		{"empty", "magic", "not a recording", nil},
 		{"text", "magic", "is not a recording", []byte("hello, this is not a recording at all")},
 		{"version", "version", "version 9 is not supported", header(9, `{}`)},
+		{"version 1", "version", "version 1 was recorded before levels", header(1, `{}`)},
+		{"level length", "level_length", "at most", huge},
+		{"level unnamed", "level", "the setup names none", headerWith(Version, `{}`, enc)},
+		{"level digest", "level", "the setup names", headerWith(Version, strings.Replace(ref, `"digest":"`, `"digest":"0`, 1), enc)},
+		{"level damaged", "level", "encoding", headerWith(Version, ref, enc[:len(enc)-1])},
 		{"short version", "version", "unexpected EOF", []byte(Magic + "\x01")},
 		{"json", "setup", "bad JSON", header(Version, `{"tick_rate":`)},
 		{"unknown field", "setup", `unknown field "warp_drive"`, header(Version, `{"warp_drive":1}`)},

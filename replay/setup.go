@@ -8,17 +8,19 @@ import (
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/systems"
+	"github.com/rewind-gg/rewind/trimesh"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Setup is a match's setup as a recording's header holds it: every field
-// of systems.Config that the simulation's results depend on, the level
-// geometry spawned before the match, and labels. Floats go through JSON
-// exactly (Go writes the shortest decimal that reads back to the same
-// bits); the spread seed is a string, since JSON readers other than Go's
-// lose integers above 2^53.
+// of systems.Config that the simulation's results depend on, the level the
+// match was played on, and labels. Floats go through JSON exactly (Go
+// writes the shortest decimal that reads back to the same bits); the spread
+// seed is a string, since JSON readers other than Go's lose integers above
+// 2^53.
 type Setup struct {
 	// Labels, free-form: the room's id and name, when the match started.
 	Room    string `json:"room,omitempty"`
@@ -45,10 +47,42 @@ type Setup struct {
 	Weapons []weapons.Definition `json:"weapons"`
 	Classes []weapons.Class      `json:"classes"`
 
-	// Static is the level geometry spawned right after systems.New, in
-	// order, before anything else (the server's arena boxes). Geometry
-	// spawned later is a record.
-	Static []Box `json:"static"`
+	// LevelRef names the level in the JSON: its name, digest and triangle
+	// count (nil: no level). The level itself follows the JSON in the
+	// header, as its canonical encoding (docs/levels.md): a recording
+	// replays on its own geometry wherever and whenever it is read.
+	LevelRef *LevelRef `json:"level,omitempty"`
+	// Level is the level the match was played on, canonicalized (nil:
+	// none): what Config builds the simulation's mesh of. A reader decodes
+	// it from the header; it has no sources or waypoints.
+	Level *level.Level `json:"-"`
+}
+
+// LevelRef is what the setup's JSON says of the level.
+type LevelRef struct {
+	Name      string `json:"name"`
+	Digest    string `json:"digest"` // SHA-256 of the canonical encoding, hex
+	Triangles int    `json:"triangles"`
+}
+
+// decodeLevel sets s.Level from the header's encoding, which must be the
+// level LevelRef names.
+func (s *Setup) decodeLevel(enc []byte) error {
+	switch {
+	case s.LevelRef == nil && len(enc) == 0:
+		return nil
+	case s.LevelRef == nil:
+		return fmt.Errorf("%d bytes of level, but the setup names none", len(enc))
+	}
+	l, err := level.Decode(s.LevelRef.Name, enc)
+	if err != nil {
+		return err
+	}
+	if d := l.Digest().String(); d != s.LevelRef.Digest {
+		return fmt.Errorf("the level's digest is %s, the setup names %s", d, s.LevelRef.Digest)
+	}
+	s.Level = l
+	return nil
 }
 
 // LagComp is lagcomp.Config.
@@ -85,11 +119,14 @@ func (b Box) AABB() geom.AABB {
 
 func boxOf(a geom.AABB) Box { return Box{Min: a.Min.Array(), Max: a.Max.Array()} }
 
-// NewSetup returns the setup of a simulation built with cfg, whose level
-// geometry is static (spawned in this order right after systems.New). The
-// weapons are taken from cfg.Catalog, or from the catalogue systems.New
-// builds of cfg.Weapons and cfg.Classes. Errors name the field.
-func NewSetup(cfg systems.Config, static ...geom.AABB) (Setup, error) {
+// NewSetup returns the setup of a simulation built with cfg on lvl (nil:
+// none), whose mesh cfg.Level is: lvl must be canonicalized
+// (level.Level.Canonicalize) before its mesh is built, so that a replay,
+// which builds its mesh from the encoding, meets the same triangles in the
+// same order. The weapons are taken from cfg.Catalog, or from the
+// catalogue systems.New builds of cfg.Weapons and cfg.Classes. Errors name
+// the field.
+func NewSetup(cfg systems.Config, lvl *level.Level) (Setup, error) {
 	cat := cfg.Catalog
 	if cat == nil {
 		reg := cfg.Kinds
@@ -115,7 +152,13 @@ func NewSetup(cfg systems.Config, static ...geom.AABB) (Setup, error) {
 		Kinds:             []string{},
 		Weapons:           make([]weapons.Definition, 0, cat.Len()),
 		Classes:           []weapons.Class{},
-		Static:            make([]Box, 0, len(static)),
+	}
+	if lvl != nil {
+		if !lvl.IsCanonical() {
+			return Setup{}, fmt.Errorf("replay: setup: level %s: not canonicalized (level.Level.Canonicalize) before its mesh was built: a replay would not meet its triangles in the same order", lvl.Name)
+		}
+		s.Level = lvl
+		s.LevelRef = &LevelRef{Name: lvl.Name, Digest: lvl.Digest().String(), Triangles: len(lvl.Triangles)}
 	}
 	for id := range cat.Len() {
 		d := *cat.At(uint16(id))
@@ -129,9 +172,6 @@ func NewSetup(cfg systems.Config, static ...geom.AABB) (Setup, error) {
 	}
 	for _, c := range cat.Classes() {
 		s.Classes = append(s.Classes, weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons)})
-	}
-	for _, b := range static {
-		s.Static = append(s.Static, boxOf(b))
 	}
 	if err := s.checkFinite(); err != nil {
 		return Setup{}, err
@@ -158,9 +198,6 @@ func (s *Setup) checkFinite() error {
 		bad("eye_height", s.EyeHeight),
 		bad("pose_scale", s.PoseScale),
 	}
-	for i, b := range s.Static {
-		errs = append(errs, bad(fmt.Sprintf("static[%d]", i), b.Min[0], b.Min[1], b.Min[2], b.Max[0], b.Max[1], b.Max[2]))
-	}
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -170,8 +207,9 @@ func (s *Setup) checkFinite() error {
 }
 
 // Config returns the systems.Config the setup was recorded from, its
-// weapons defined against kinds (nil: the built-in kinds). A kind the
-// setup names must be registered in kinds at the index it had when
+// weapons defined against kinds (nil: the built-in kinds) and its mesh
+// built of the level (once per call: a replay's variants share it). A kind
+// the setup names must be registered in kinds at the index it had when
 // recorded; the error names it otherwise. Systems.New checks the rest.
 func (s *Setup) Config(kinds *weapons.Registry) (systems.Config, error) {
 	if kinds == nil {
@@ -205,7 +243,15 @@ func (s *Setup) Config(kinds *weapons.Registry) (systems.Config, error) {
 	for i, c := range s.Classes {
 		classes[i] = weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons)}
 	}
+	var mesh *trimesh.Mesh
+	if s.Level != nil {
+		var err error
+		if mesh, err = s.Level.Mesh(); err != nil {
+			return systems.Config{}, fmt.Errorf("replay: setup: %w", err)
+		}
+	}
 	return systems.Config{
+		Level:             mesh,
 		TickRate:          s.TickRate,
 		LagComp:           s.LagComp.Config(),
 		FriendlyFire:      s.FriendlyFire,

@@ -20,12 +20,17 @@ import (
 // TestSetupRoundTrip checks that a setup goes through the header and back
 // into the systems.Config it came from, field for field.
 func TestSetupRoundTrip(t *testing.T) {
-	sc, boxes := matchtest.RoomConfig(t)
+	sc, lvl := matchtest.RoomConfig(t)
 	sc.FriendlyFire = true
 	sc.SpreadSeed = math.MaxUint64 - 12345 // beyond 2^53: a JSON number would lose it
 	sc.LagComp.ViewResolution = 8
 	sc.EyeHeight = 1.0 / 3 // no short decimal
-	setup, err := replay.NewSetup(sc, boxes...)
+	mesh, err := lvl.Mesh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Level = mesh
+	setup, err := replay.NewSetup(sc, lvl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,9 +144,9 @@ func fill(t *testing.T, v reflect.Value, path string, n *int) {
 }
 
 func TestSetupRefusesNonFinite(t *testing.T) {
-	sc, boxes := matchtest.RoomConfig(t)
+	sc, lvl := matchtest.RoomConfig(t)
 	sc.EyeHeight = math.Inf(1)
-	if _, err := replay.NewSetup(sc, boxes...); err == nil || !strings.Contains(err.Error(), "eye_height") {
+	if _, err := replay.NewSetup(sc, lvl); err == nil || !strings.Contains(err.Error(), "eye_height") {
 		t.Errorf("an infinite eye height: %v", err)
 	}
 }
@@ -177,7 +182,7 @@ func TestCustomKind(t *testing.T) {
 	sc := systems.DefaultConfig()
 	sc.Kinds = beamRegistry(t)
 	sc.Weapons = []weapons.Definition{{Name: "ray", Kind: "beam", Damage: 5, FireInterval: 2}}
-	setup, err := replay.NewSetup(sc)
+	setup, err := replay.NewSetup(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,16 +7,25 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/fields"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Scenario is a validated scenario.
 type Scenario struct {
-	Description  string
+	Description string
+	// Level is the level the scenario plays on, as written: "arena" (the
+	// built-in arena, level.DefaultArena), a glTF file's path relative to
+	// the scenario file, or "" (no level: only the static boxes). Map is
+	// that level once read (ParseFile reads a file; Parse only the arena).
+	Level        string
+	Map          *level.Level
 	TickRate     int
 	Ticks        int
 	LagComp      LagComp
@@ -101,6 +110,32 @@ func Parse(data []byte) (*Scenario, error) {
 	return parseRoot(o, weapons.NewRegistry())
 }
 
+// ParseFile reads, validates and parses the scenario file at path, and
+// reads the level it names relative to the file. A level that cannot be
+// read is an *Error naming the field level.
+func ParseFile(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Map == nil && sc.Level != "" {
+		file := sc.Level
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(filepath.Dir(path), file)
+		}
+		l, _, err := level.ReadFile(file, level.Options{})
+		if err != nil {
+			return nil, fields.Errorf("level", "%v", err)
+		}
+		sc.Map = l
+	}
+	return sc, nil
+}
+
 func jsonError(data []byte, err error) error {
 	var syn *json.SyntaxError
 	switch {
@@ -127,6 +162,12 @@ func parseRoot(o *fields.Object, reg *weapons.Registry) (*Scenario, error) {
 	var err error
 	if sc.Description, err = o.Str("description", false, ""); err != nil {
 		return nil, err
+	}
+	if sc.Level, err = o.Str("level", false, ""); err != nil {
+		return nil, err
+	}
+	if sc.Level == level.ArenaName {
+		sc.Map = level.DefaultArena()
 	}
 	if sc.TickRate, err = o.Integer("tick_rate", false, 20, 1, MaxTickRate); err != nil {
 		return nil, err

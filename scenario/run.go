@@ -13,6 +13,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/fields"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/systems"
 )
 
@@ -77,22 +78,21 @@ func Run(sc *Scenario) (*Result, error) {
 	cfg.LagComp.Bucketing = sc.LagComp.Bucketing
 	cfg.FriendlyFire = sc.FriendlyFire
 	cfg.Weapons = sc.Weapons
+	geometry, statics, err := sc.geometry()
+	if err != nil {
+		return nil, err
+	}
+	if geometry != nil {
+		if cfg.Level, err = geometry.Mesh(); err != nil {
+			return nil, fmt.Errorf("scenario: %w", err)
+		}
+	}
 	sim, err := systems.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
-	r := &runner{sc: sc, sim: sim, names: map[ecs.Entity]string{}, live: make([]ecs.Entity, len(sc.Entities)),
+	r := &runner{sc: sc, sim: sim, geometry: geometry, statics: statics, names: map[ecs.Entity]string{}, live: make([]ecs.Entity, len(sc.Entities)),
 		body: generic.NewMap2[ecs.Transform, ecs.ViewLag](sim.World), placedQ: generic.NewFilter2[ecs.Shield, ecs.Owner]()}
-	for i := range sc.Entities {
-		if e := &sc.Entities[i]; e.Kind == KindStatic {
-			ent, err := sim.SpawnStatic(e.Box)
-			if err != nil {
-				return nil, fmt.Errorf("scenario: entities[%d]: %w", i, err)
-			}
-			r.live[i] = ent
-			r.names[ent] = e.ID
-		}
-	}
 	shots := make([][]int, sc.Ticks) // tick → shot indices
 	for i, s := range sc.Shots {
 		shots[s.Tick] = append(shots[s.Tick], i)
@@ -128,8 +128,10 @@ func Run(sc *Scenario) (*Result, error) {
 }
 
 type runner struct {
-	sc      *Scenario
-	sim     *systems.Simulation
+	sc       *Scenario
+	sim      *systems.Simulation
+	geometry *level.Level // the level and the static boxes, nil for neither
+	statics  []string     // the static boxes' ids: their triangles end the geometry's, 12 each
 	names   map[ecs.Entity]string // every entity ever spawned, for the output
 	live    []ecs.Entity          // by scenario entity index; zero when absent
 	body    generic.Map2[ecs.Transform, ecs.ViewLag]
@@ -210,11 +212,53 @@ func (r *runner) event(ev ecs.ShotEvent) Event {
 		out.Target = r.names[ev.Target]
 	case ecs.ResultBlocked:
 		out.By = r.names[ev.By]
-		if out.By == "" { // a shield placed and gone within one tick
+		switch {
+		case ev.By == r.sim.Level() && !ev.By.IsZero():
+			out.By = r.blockedBy(ev.Tri)
+		case out.By == "": // a shield placed and gone within one tick
 			out.By = "placed"
 		}
 	}
 	return out
+}
+
+// geometry returns the scenario's static geometry as one level: the level
+// it names, then its static boxes (each a solid of 12 triangles), whose
+// ids it returns in order; nil for neither.
+func (sc *Scenario) geometry() (*level.Level, []string, error) {
+	if sc.Level != "" && sc.Map == nil {
+		return nil, nil, fmt.Errorf("scenario: level: %q is a file, read by ParseFile, not Parse", sc.Level)
+	}
+	var g *level.Level
+	if sc.Map != nil {
+		c := *sc.Map
+		c.Triangles = slices.Clone(sc.Map.Triangles)
+		g = &c
+	}
+	var ids []string
+	for i := range sc.Entities {
+		if e := &sc.Entities[i]; e.Kind == KindStatic {
+			if g == nil {
+				g = &level.Level{Name: "static"}
+			}
+			g.AddBox(e.Box, level.BlocksBoth, -1)
+			ids = append(ids, e.ID)
+		}
+	}
+	return g, ids, nil
+}
+
+// blockedBy names the geometry's triangle tri for the output: a static
+// box's id; else "level", with the name of the level's node it came from
+// when it has one ("level:col_wall").
+func (r *runner) blockedBy(tri int32) string {
+	if base := len(r.geometry.Triangles) - 12*len(r.statics); int(tri) >= base {
+		return r.statics[(int(tri)-base)/12]
+	}
+	if src := r.geometry.Triangles[tri].Source; src >= 0 && r.geometry.Sources[src].Name != "" {
+		return "level:" + r.geometry.Sources[src].Name
+	}
+	return "level"
 }
 
 // namePlaced names the shields scripted shots placed, "<shooter>/<weapon>",

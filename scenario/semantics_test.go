@@ -2,6 +2,9 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -466,4 +469,74 @@ func TestTeamZero(t *testing.T) {
 		shot(0, "red", "rifle", v(0, 1, 0), v(0, 0, 1)),
 		shot(1, "red", "bite", v(0, 1, 4), v(0, 0, 1)))
 	expect(t, run(t, sc), ev(0, "hit", "blue", 0, 0), ev(1, "miss", "", 1, 1))
+}
+
+// A static box is the surface of its box, as a level's geometry is: a shot
+// that starts inside one is stopped where it comes out, not at once.
+func TestShotFromInsideAStaticBox(t *testing.T) {
+	sc := base(10, []any{player("a", 1, 0, at(0, 0, 0, 0)), box("crate", "static", v(-1, 0, 4), v(1, 2, 6))},
+		shot(0, "a", "rifle", v(0, 1, 5), v(0, 0, 1)), // from inside the crate: out through its far face
+		shot(1, "a", "rifle", v(0, 1, 0), v(0, 0, 1))) // from outside: its near face
+	expect(t, run(t, sc), ev(0, "blocked", "crate", 0, 0), ev(1, "blocked", "crate", 1, 1))
+}
+
+// "level": "arena" plays on the built-in arena: its floor stops a shot
+// aimed at the ground, its pillars a shot at them, and its edge walls stop
+// nothing (they block movement only); static boxes still stand on it.
+func TestArenaLevel(t *testing.T) {
+	sc := base(10, []any{player("a", 1, 0, at(0, 0, 0, 0)), box("crate", "static", v(-1, 0, 4), v(1, 2, 6))},
+		shot(0, "a", "rifle", v(0, 1.6, 0), v(0, -1, 1)), // the floor, 1.6 m ahead
+		shot(1, "a", "rifle", v(11, 1, 0), v(0, 0, -1)),  // the pillar at x 10..12, z −12..−10
+		shot(2, "a", "rifle", v(0, 1, 0), v(1, 0, 0)),    // out over the edge at x = 30
+		shot(3, "a", "rifle", v(0, 1, 0), v(0, 0, 1)))    // the crate
+	sc["level"] = "arena"
+	expect(t, run(t, sc), ev(0, "blocked", "level", 0, 0), ev(1, "blocked", "level", 1, 1),
+		ev(2, "miss", "", 2, 2), ev(3, "blocked", "crate", 3, 3))
+	delete(sc, "level")
+	expect(t, run(t, sc), ev(0, "miss", "", 0, 0), ev(1, "miss", "", 1, 1), ev(2, "miss", "", 2, 2), ev(3, "blocked", "crate", 3, 3))
+}
+
+// A level named by a path is read relative to the scenario file; a shot it
+// stops names the node of the triangle ("level:Floor"). A level that cannot
+// be read is an error naming the field.
+func TestLevelFile(t *testing.T) {
+	dir := t.TempDir()
+	glb, err := os.ReadFile("../level/testdata/marked.glb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "maps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "maps", "marked.glb"), glb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := base(5, []any{player("a", 1, 0, at(0, 0, 0, 0))}, shot(0, "a", "rifle", v(0, 3, 0), v(0, -1, 0)))
+	sc["level"] = "maps/marked.glb"
+	data, _ := json.Marshal(sc)
+	path := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(parseMap(t, sc)); err == nil || !strings.Contains(err.Error(), "ParseFile") {
+		t.Errorf("a level file through Parse: %v", err)
+	}
+	parsed, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, res, ev(0, "blocked", "level:Floor", 0, 0))
+	sc["level"] = "maps/missing.glb"
+	data, _ = json.Marshal(sc)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var fe *Error
+	if _, err := ParseFile(path); !errors.As(err, &fe) || fe.Path != "level" || !strings.Contains(err.Error(), "missing.glb") {
+		t.Errorf("a missing level: %v", err)
+	}
 }

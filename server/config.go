@@ -22,6 +22,7 @@ import (
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/weapons"
 )
@@ -56,6 +57,7 @@ type Config struct {
 	LagComp      LagCompConfig `koanf:"lagcomp"`
 	Match        MatchConfig   `koanf:"match"`
 	Arena        ArenaConfig   `koanf:"arena"`
+	Level        LevelConfig   `koanf:"level"`
 	// WeaponsFile names the weapons file (docs/weapons.md); empty: the
 	// built-in weapons (weapons/default.toml).
 	WeaponsFile string `koanf:"weapons_file"`
@@ -247,8 +249,9 @@ type MatchConfig struct {
 	HeadHeight      float64       `koanf:"head_height"`
 }
 
-// ArenaConfig is the map: a square floor players cannot leave, their speed,
-// and static boxes.
+// ArenaConfig is the built-in map, played when level.file is empty: a
+// square floor players cannot leave, and boxes (level.Arena); and the
+// players' speed, on any level.
 type ArenaConfig struct {
 	Size  float64 `koanf:"size"`  // side of the square, metres, centred on the origin
 	Speed float64 `koanf:"speed"` // movement speed, m/s
@@ -303,12 +306,7 @@ func DefaultConfig() Config {
 			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond, RTTMargin: 100 * time.Millisecond},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
 			Radius: 0.4, Height: 1.8, HeadHeight: 0.3, EmptyTimeout: 30 * time.Second, UnplayedTimeout: 5 * time.Second},
-		Arena: ArenaConfig{Size: 60, Speed: 6, Boxes: []Box{
-			{Min: [3]float64{-12, 0, -12}, Max: [3]float64{-10, 3, -10}},
-			{Min: [3]float64{10, 0, -12}, Max: [3]float64{12, 3, -10}},
-			{Min: [3]float64{-12, 0, 10}, Max: [3]float64{-10, 3, 12}},
-			{Min: [3]float64{10, 0, 10}, Max: [3]float64{12, 3, 12}},
-		}},
+		Arena: ArenaConfig{Size: level.DefaultArenaSize, Speed: 6, Boxes: defaultBoxes()},
 		Auth: AuthConfig{PublicKeys: []string{}, ClockSkew: 30 * time.Second, MaxTokenLifetime: time.Hour,
 			ReplayCache: 65536, Rooms: RoomsByToken},
 		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, RoomsPerSource: 8, JoinsPerSecond: 5, JoinBurst: 20},
@@ -319,6 +317,16 @@ func DefaultConfig() Config {
 		Admin:     AdminConfig{Listen: "127.0.0.1:9090"},
 		Log:       LogConfig{Level: "info", Format: "auto"},
 	}
+}
+
+// defaultBoxes are the default arena's boxes (level.DefaultArenaBoxes): the
+// arena a client holds when it names "arena".
+func defaultBoxes() []Box {
+	var out []Box
+	for _, b := range level.DefaultArenaBoxes() {
+		out = append(out, Box{Min: b.Min.Array(), Max: b.Max.Array()})
+	}
+	return out
 }
 
 // maxInputCoverage bounds input_coverage: at 10% loss, with redundancy, the
@@ -342,6 +350,7 @@ var FlagKeys = map[string]string{
 	"tls-cert":      "tls.cert",
 	"tls-key":       "tls.key",
 	"weapons":       "weapons_file",
+	"level":         "level.file",
 	"public-key":    "auth.public_keys",
 	"insecure-open": "auth.insecure_open_mode",
 	"results":       "results.file",
@@ -597,6 +606,7 @@ func configMap(c *Config) map[string]any {
 		"match.eye_height": c.Match.EyeHeight, "match.radius": c.Match.Radius, "match.height": c.Match.Height,
 		"match.head_height": c.Match.HeadHeight,
 		"arena.size":        c.Arena.Size, "arena.speed": c.Arena.Speed, "arena.boxes": boxes,
+		"level.file":       c.Level.File,
 		"weapons_file":     c.WeaponsFile,
 		"auth.public_keys": append([]string{}, c.Auth.PublicKeys...), "auth.clock_skew": c.Auth.ClockSkew.String(),
 		"auth.max_token_lifetime": c.Auth.MaxTokenLifetime.String(), "auth.replay_cache": c.Auth.ReplayCache,
@@ -633,7 +643,7 @@ func (c *Config) TOML() ([]byte, error) {
 }
 
 // Validate reports the first invalid field, by its config key, the weapons
-// file included (checked against Kinds).
+// file (checked against Kinds) and the level included.
 func (c *Config) Validate() error { return c.validate(true) }
 
 func (c *Config) validate(withWeapons bool) error {
@@ -735,6 +745,9 @@ func (c *Config) validate(withWeapons bool) error {
 	if withWeapons {
 		if _, err := c.LoadWeapons(); err != nil {
 			return fmt.Errorf("config: weapons_file: %w", err)
+		}
+		if _, _, err := c.LoadLevel(); err != nil {
+			return err
 		}
 	}
 	if _, err := logLevel(c.Log.Level); err != nil {

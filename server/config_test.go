@@ -14,6 +14,8 @@ import (
 	"github.com/knadh/koanf/v2"
 	"github.com/rs/zerolog"
 	"github.com/spf13/pflag"
+
+	"github.com/rewind-gg/rewind/protocol"
 )
 
 func writeConfig(t *testing.T, name, body string) string {
@@ -231,21 +233,24 @@ func TestBeyondTheWire(t *testing.T) {
 	for i := range 256 {
 		fmt.Fprintf(&many, "[[weapons]]\nname = \"w%d\"\nkind = \"hitscan\"\nrange = 10.0\n", i)
 	}
-	boxes := make([]Box, 1400)
-	for i := range boxes {
-		boxes[i] = Box{Min: [3]float64{0, 0, 0}, Max: [3]float64{1, 1, 1}}
+	glb, err := os.ReadFile("../level/testdata/marked.glb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	longLevel := filepath.Join(t.TempDir(), strings.Repeat("m", protocol.MaxLevelNameLen+1)+".glb")
+	if err := os.WriteFile(longLevel, glb, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	tests := []struct {
-		name, weapons string
-		boxes         []Box
-		want          string
+		name, weapons, level string
+		want                 string
 	}{
-		{"weapon name", "[[weapons]]\nname = \"" + long + "\"\nkind = \"hitscan\"\nrange = 10.0\n", nil,
+		{"weapon name", "[[weapons]]\nname = \"" + long + "\"\nkind = \"hitscan\"\nrange = 10.0\n", "",
 			"config: weapons_file: " + long + ": the name is 33 bytes, the protocol carries at most 32"},
-		{"class name", "[[weapons]]\nname = \"rifle\"\nkind = \"hitscan\"\nrange = 10.0\n[[classes]]\nname = \"" + long + "\"\nweapons = [\"rifle\"]\n", nil,
+		{"class name", "[[weapons]]\nname = \"rifle\"\nkind = \"hitscan\"\nrange = 10.0\n[[classes]]\nname = \"" + long + "\"\nweapons = [\"rifle\"]\n", "",
 			"config: weapons_file: class " + long + ": the name is 33 bytes, a Join carries at most 32"},
-		{"weapon count", many.String(), nil, "config: weapons_file: 256 weapons, the protocol carries at most 255"},
-		{"map size", "", boxes, "config: arena.boxes: 1400 boxes make a Welcome of up to"},
+		{"weapon count", many.String(), "", "config: weapons_file: 256 weapons, the protocol carries at most 255"},
+		{"level name", "", longLevel, "config: level.file: the level's name \"mmm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,17 +258,12 @@ func TestBeyondTheWire(t *testing.T) {
 			if tt.weapons != "" {
 				cfg.WeaponsFile = writeConfig(t, "weapons.toml", tt.weapons)
 			}
-			cfg.Arena.Boxes = tt.boxes
+			cfg.Level.File = tt.level
 			_, err := New(cfg, zerolog.Nop())
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
 		})
-	}
-	cfg := DefaultConfig()
-	cfg.Arena.Boxes = boxes[:1000] // about 48 kB of Welcome: fits
-	if _, err := New(cfg, zerolog.Nop()); err != nil {
-		t.Errorf("1000 boxes: %v", err)
 	}
 }
 

@@ -21,7 +21,8 @@ func TestProjectileStateExtrapolates(t *testing.T) {
 	srv := &Server{cfg: DefaultConfig(), log: zerolog.Nop(), m: newMetrics(buildinfo.Info{}), rooms: map[string]*room{}, sessions: map[*session]struct{}{}}
 	srv.weapons, _ = srv.cfg.LoadWeapons()
 	srv.catalog, _ = srv.weapons.Catalog(srv.cfg.registry())
-	srv.welcome = welcomeTemplate(&srv.cfg, srv.catalog)
+	srv.level = mustLevel(t, &srv.cfg)
+	srv.welcome = welcomeTemplate(&srv.cfg, srv.catalog, srv.level)
 	room, err := newRoom(srv, "p")
 	if err != nil {
 		t.Fatal(err)

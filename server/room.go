@@ -238,7 +238,8 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.RespawnTicks = c.Match.RespawnTicks
 	sc.InvulnerableTicks = c.Match.InvulnerableTicks
 	sc.Kinds, sc.Catalog = c.registry(), s.catalog
-	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: c.Arena.Bounds()}
+	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: s.level.bounds}
+	sc.Level = s.level.mesh
 	sc.PoseScale = protocol.PosScale // rewind to the positions clients were sent
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -248,11 +249,6 @@ func newRoom(s *Server, id string) (*room, error) {
 	sim, err := systems.New(sc)
 	if err != nil {
 		return nil, err
-	}
-	for _, b := range c.Arena.Boxes {
-		if _, err := sim.SpawnStatic(b.AABB()); err != nil {
-			return nil, err
-		}
 	}
 	r := &room{
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
@@ -294,11 +290,7 @@ func newRoom(s *Server, id string) (*room, error) {
 // without it.
 func (r *room) record(sc systems.Config) {
 	c := r.cfg
-	boxes := make([]geom.AABB, len(c.Arena.Boxes))
-	for i, b := range c.Arena.Boxes {
-		boxes[i] = b.AABB()
-	}
-	setup, err := replay.NewSetup(sc, boxes...)
+	setup, err := replay.NewSetup(sc, r.srv.level.level)
 	if err == nil {
 		setup.Room, setup.Started = r.id, r.opened.UTC().Format(time.RFC3339Nano)
 		for n := range 10 { // a name already taken (a room id reused within the millisecond)
@@ -556,7 +548,9 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	return joinReply{welcome: w, room: r}
 }
 
-// spawnPoint spreads a team's players along its end of the arena.
+// spawnPoint returns where a newcomer of team appears: the level's spawns
+// of the team in turn, by how many of the team are in the room (on the
+// built-in arena, its players spread along the team's end).
 func (r *room) spawnPoint(team uint8) geom.Vec3 {
 	n := 0
 	for _, mem := range r.members {
@@ -564,13 +558,7 @@ func (r *room) spawnPoint(team uint8) geom.Vec3 {
 			n++
 		}
 	}
-	half := r.cfg.Arena.Size / 2
-	z := -half * 0.6
-	if team == 2 {
-		z = -z
-	}
-	x := (float64(n%6) - 2.5) * min(4, half/4)
-	return geom.V(x, 0, z)
+	return r.srv.level.spawn(team, n)
 }
 
 // remove takes a member out of the room: its entity, its seat, its tally.

@@ -40,6 +40,7 @@ type Server struct {
 	certSum   []byte // SHA-256 of the certificate, for clients to pin
 	weapons   *weapons.File
 	catalog   *weapons.Catalog
+	level     *playedLevel     // loaded once; every room shares its mesh
 	welcome   protocol.Welcome // the parts every room's welcomes share
 	verifier  *token.Verifier  // nil: open development mode
 	limiter   *limits.Limiter
@@ -76,8 +77,9 @@ type Server struct {
 }
 
 // New checks the configuration and prepares a server: the TLS certificate,
-// the weapons, the matchmaker's keys, the results file and the Agones
-// client. Start runs it.
+// the weapons, the level (read, checked and its mesh built once, for every
+// room), the matchmaker's keys, the results file and the Agones client.
+// Start runs it.
 func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err := cfg.validate(false); err != nil { // the weapons file is read once, below
 		return nil, err
@@ -94,7 +96,14 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: weapons_file: %w", err)
 	}
-	if err := fitsTheWire(&cfg, file, catalog); err != nil {
+	lvl, warns, err := cfg.loadLevel()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		log.Warn().Str("level", lvl.level.Name).Str("subject", w.Subject).Msg(w.Message)
+	}
+	if err := fitsTheWire(&cfg, file, catalog, lvl); err != nil {
 		return nil, err
 	}
 	lim, err := limits.New(cfg.LimitsConfig())
@@ -102,13 +111,13 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, m: newMetrics(buildinfo.Read()), tls: tc, certSum: certSHA256(tc), weapons: file,
-		catalog: catalog, limiter: lim, rooms: map[string]*room{}, ended: map[string]time.Time{}, sessions: map[*session]struct{}{},
+		catalog: catalog, level: lvl, limiter: lim, rooms: map[string]*room{}, ended: map[string]time.Time{}, sessions: map[*session]struct{}{},
 		stopping: make(chan struct{})}
 	s.rejectLog = log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second})
 	if s.verifier, err = newVerifier(&cfg.Auth); err != nil {
 		return nil, err
 	}
-	s.welcome = welcomeTemplate(&cfg, catalog)
+	s.welcome = welcomeTemplate(&cfg, catalog, lvl)
 	if s.agones, err = newAgonesHost(s, &cfg.Agones); err != nil {
 		return nil, err
 	}
@@ -150,7 +159,7 @@ func newVerifier(c *AuthConfig) (*token.Verifier, error) {
 // weapon ids in events and inputs, names in the Welcome and the Join, and the
 // Welcome itself. A definition file beyond them would be cut short on the
 // wire, silently; it is refused here instead, naming what is too big.
-func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
+func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog, lvl *playedLevel) error {
 	if cat.Len() > math.MaxUint8 {
 		return fmt.Errorf("config: weapons_file: %d weapons, the protocol carries at most %d", cat.Len(), math.MaxUint8)
 	}
@@ -168,12 +177,12 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
 			return fmt.Errorf("config: weapons_file: class %s: the name is %d bytes, a Join carries at most %d", cl.Name, len(cl.Name), protocol.MaxNameLen)
 		}
 	}
-	w := welcomeTemplate(c, cat)
+	w := welcomeTemplate(c, cat, lvl)
 	w.Class = strings.Repeat("x", protocol.MaxNameLen)
 	w.Room, w.Name = strings.Repeat("x", protocol.MaxRoomLen), w.Class
 	w.Loadout = make([]uint8, ecs.MaxLoadout)
 	if n := 1 + len(protocol.AppendWelcome(nil, &w)); n > protocol.MaxControl {
-		return fmt.Errorf("config: arena.boxes: %d boxes make a Welcome of up to %d bytes, over the control frame limit of %d", len(c.Arena.Boxes), n, protocol.MaxControl)
+		return fmt.Errorf("config: weapons_file: %d weapons make a Welcome of up to %d bytes, over the control frame limit of %d", cat.Len(), n, protocol.MaxControl)
 	}
 	return nil
 }
@@ -181,12 +190,12 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog) error {
 // welcomeTemplate is what every welcome says about the room's rules; its
 // digest covers them all (the room's spread seed and the player's own
 // fields are set per welcome, after).
-func welcomeTemplate(c *Config, cat *weapons.Catalog) protocol.Welcome {
+func welcomeTemplate(c *Config, cat *weapons.Catalog, lvl *playedLevel) protocol.Welcome {
 	maxUnlag := c.LagCompConfig().MaxUnlag()
 	w := protocol.Welcome{
 		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
 		WindowTicks: uint16(c.LagComp.WindowTicks), MaxUnlag: maxUnlag, Speed: c.Arena.Speed,
-		Arena:     protocol.BoxOf(c.Arena.Bounds()),
+		Arena: protocol.BoxOf(lvl.bounds), Level: lvl.level.Name, LevelDigest: lvl.level.Digest(),
 		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height, HeadHeight: c.Match.HeadHeight,
 		Health: c.Match.Health, RespawnTicks: uint16(min(c.Match.RespawnTicks, math.MaxUint16)),
 		InvulnerableTicks: uint16(min(c.Match.InvulnerableTicks, math.MaxUint16)), FriendlyFire: c.Match.FriendlyFire,
@@ -204,9 +213,6 @@ func welcomeTemplate(c *Config, cat *weapons.Catalog) protocol.Welcome {
 			Splash:     [3]float64{d.Splash.Radius, d.Splash.Damage, d.Splash.Min},
 			StreakHits: uint16(min(d.Streak.Hits, math.MaxUint16)), StreakWindow: d.Streak.WindowTicks, StreakBonus: d.Streak.Bonus,
 			MaxRewind: rewind})
-	}
-	for _, b := range c.Arena.Boxes {
-		w.Map = append(w.Map, protocol.Box{Min: b.Min, Max: b.Max})
 	}
 	h := fnv.New64a()
 	h.Write(protocol.AppendWelcome(nil, &w))

@@ -57,8 +57,8 @@ func newBenchRoomWith(tb testing.TB, change func(*Config)) *benchRoom {
 		tb.Fatal(err)
 	}
 	s := &Server{cfg: cfg, log: zerolog.Nop(), m: newMetrics(buildinfo.Info{}), rooms: map[string]*room{}, sessions: map[*session]struct{}{},
-		weapons: file, catalog: cat}
-	s.welcome = welcomeTemplate(&s.cfg, cat)
+		weapons: file, catalog: cat, level: mustLevel(tb, &cfg)}
+	s.welcome = welcomeTemplate(&s.cfg, cat, s.level)
 	r, err := newRoom(s, "bench")
 	if err != nil {
 		tb.Fatal(err)

@@ -8,7 +8,9 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/trimesh"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -45,6 +47,11 @@ type Config struct {
 	// quantum away, so a shot that grazes a capsule on the screen grazes it
 	// on the server too. 0 records exact positions.
 	PoseScale float64
+	// Level is the level's collision mesh (level.Level.Mesh: masked by what
+	// each triangle blocks), nil for none. Its triangles that block shots
+	// stop shots, projectiles and lines of sight at any height. A mesh is
+	// read-only: a server's rooms share one.
+	Level *trimesh.Mesh
 }
 
 // DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation
@@ -107,8 +114,9 @@ type Simulation struct {
 	inputMap   generic.Map2[ecs.InputQueue, ecs.Input]
 	stateOf    generic.Map6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
 
-	queueID ecs.ID  // InputQueue: a player moved by its inputs
-	maxStep float64 // the furthest movement goes in a tick, metres
+	queueID ecs.ID     // InputQueue: a player moved by its inputs
+	maxStep float64    // the furthest movement goes in a tick, metres
+	level   ecs.Entity // the level's entity, zero without a level
 
 	// Per-tick scratch, reused.
 	poses []lagcomp.Pose
@@ -172,6 +180,11 @@ func New(cfg Config) (*Simulation, error) {
 		f.Register(w)
 	}
 	s.queueID = ecs.ComponentID[ecs.InputQueue](w)
+	if cfg.Level != nil {
+		// The first entity, before any player: a replay makes the same one.
+		s.level = s.staticMap.NewWith(&ecs.StaticGeometry{Triangles: cfg.Level.Len()})
+		s.Collision.SetLevel(s.level, cfg.Level, level.ShotMask)
+	}
 	// Movement goes at most Speed·dt in a tick; the margin absorbs rounding.
 	step := cfg.Movement.Speed / float64(cfg.TickRate)
 	s.maxStep = step + 1e-9*(1+step)
@@ -268,15 +281,9 @@ func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
 	return s.controlled.NewWith(player, team, tf, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{}, health, life, &arsenal, &ecs.Streak{}, q, &ecs.Input{})
 }
 
-// SpawnStatic adds level geometry.
-func (s *Simulation) SpawnStatic(box geom.AABB) (ecs.Entity, error) {
-	e := s.staticMap.NewWith(&ecs.StaticGeometry{Box: box})
-	if err := s.Collision.AddStatic(e, box); err != nil {
-		s.World.RemoveEntity(e)
-		return ecs.Entity{}, err
-	}
-	return e, nil
-}
+// Level returns the level's entity (the By of the shots it blocks), or
+// the zero entity without a level (Config.Level).
+func (s *Simulation) Level() ecs.Entity { return s.level }
 
 // SpawnShield adds a shield placed by owner for team, present from now until
 // the tick expires (exclusive; 0: until despawned).

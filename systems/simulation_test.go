@@ -248,9 +248,15 @@ func TestDespawnedPlayerStaysInHistory(t *testing.T) {
 }
 
 func TestInvalidFireCommands(t *testing.T) {
-	s := newSim(t, rifle)
+	cfg := DefaultConfig()
+	cfg.Weapons = []weapons.Definition{rifle}
+	cfg.Level = arenaLevel(t).mesh
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := s.SpawnPlayer(PlayerSpec{Team: 1, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
-	static, _ := s.SpawnStatic(geom.AABB{Max: geom.V(1, 1, 1)})
+	static := s.Level()
 	for _, cmd := range []ecs.FireCommand{
 		{Shooter: ecs.Entity{}, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)},
 		{Shooter: static, Origin: geom.V(0, 1, 0), Dir: geom.V(0, 0, 1)},
@@ -296,6 +302,11 @@ func TestSteadyStateTickAllocatesNothing(t *testing.T) {
 	r.warm(200)
 	if allocs := testing.AllocsPerRun(1, func() { r.warm(50) }); allocs != 0 {
 		t.Errorf("50 steady-state per-entity ticks allocate %v times", allocs)
+	}
+	r = newBenchRoomOn(t, stressLevel(t), true, []weapons.Definition{rocket}, nil)
+	r.warm(200)
+	if allocs := testing.AllocsPerRun(1, func() { r.warm(200) }); allocs != 0 {
+		t.Errorf("200 steady-state ticks on the stress level allocate %v times", allocs)
 	}
 }
 

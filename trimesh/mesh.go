@@ -34,6 +34,8 @@ type Mesh struct {
 	bounds     geom.AABB
 	n          int
 	degenerate int
+	pad        float64 // how far every box is padded
+	cols       columns // the height ranges per cell, for short queries
 }
 
 // node is an inner node of the hierarchy. It holds its two children's boxes,
@@ -160,6 +162,7 @@ func New(tris []Triangle) (*Mesh, error) {
 	// functions would report: the pad is far above the rounding of any
 	// coordinate in the level.
 	pad := 1e-9 * (1 + reach)
+	m.pad = pad
 	b := builder{prims: make([]prim, len(all)), scratch: make([]float64, len(all))}
 	for i := range all {
 		t := &all[i]
@@ -178,6 +181,7 @@ func New(tris []Triangle) (*Mesh, error) {
 	for i, p := range b.prims {
 		m.tris[i] = all[p.index]
 	}
+	m.cols = newColumns(m.tris, m.bounds)
 	return m, nil
 }
 

@@ -361,3 +361,39 @@ func TestQueriesDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// Short queries over a level, as a room's projectiles make them: the
+// column grid skips the tree for most of them, and never changes an
+// answer.
+func TestColumnsSkipOnlyEmptyAir(t *testing.T) {
+	t.Parallel()
+	m := mustNew(t, stressLevel(2, 32, 40))
+	g := newGen(41)
+	b := m.Bounds()
+	var skipped, hits int
+	const n = 4000
+	for i := range n {
+		o := geom.V(g.f(b.Min.X-2, b.Max.X+2), g.f(-1, 7), g.f(b.Min.Z-2, b.Max.Z+2))
+		d, maxT, r := g.unit(), g.f(0, 3), g.f(0.01, 0.5)
+		mask := Mask(1 + g.rng.IntN(3))
+		if m.clear(o, o, r, d, maxT, mask) {
+			skipped++
+		}
+		h1, ok1 := m.SweepSphere(o, r, d, maxT, mask)
+		h2, ok2 := m.bruteSweepSphere(o, r, d, maxT, mask)
+		if !sameHit(h1, ok1, h2, ok2) {
+			t.Fatalf("sphere %d (c=%v r=%v d=%v maxT=%v mask=%d): tree %+v %v, brute %+v %v", i, o, r, d, maxT, mask, h1, ok1, h2, ok2)
+		}
+		if ok1 {
+			hits++
+		}
+		h1, ok1 = m.Raycast(o, d, maxT, mask)
+		h2, ok2 = m.bruteRaycast(o, d, maxT, mask)
+		if !sameHit(h1, ok1, h2, ok2) {
+			t.Fatalf("ray %d (o=%v d=%v maxT=%v mask=%d): tree %+v %v, brute %+v %v", i, o, d, maxT, mask, h1, ok1, h2, ok2)
+		}
+	}
+	if skipped < n/4 || hits < n/20 {
+		t.Errorf("%d of %d sweeps skipped the tree, %d hit: the test does not exercise both", skipped, n, hits)
+	}
+}

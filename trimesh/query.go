@@ -32,11 +32,26 @@ type Contact struct {
 // triangles hits at least one of them, so no ray passes through the cracks
 // of a closed mesh, whatever the rounding.
 func (m *Mesh) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if d == (geom.Vec3{}) {
+	if d == (geom.Vec3{}) || m.clear(o, o, 0, d, maxT, mask) {
 		return Hit{}, false
 	}
 	q := rayProbe(o, d, mask)
 	return m.first(&q, maxT)
+}
+
+// clear reports whether the segment a–b, swept along d for maxT and grown
+// by r, provably touches no triangle of mask: its box meets no height range
+// of the column grid (see columns). It is only asked for a query whose
+// answer it cannot change.
+func (m *Mesh) clear(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) bool {
+	if len(m.tris) == 0 || !(maxT >= 0 && maxT < math.Inf(1)) {
+		return false // first answers these
+	}
+	e := d.Scale(maxT)
+	lo := a.Min(b).Min(a.Add(e)).Min(b.Add(e))
+	hi := a.Max(b).Max(a.Add(e)).Max(b.Add(e))
+	g := r + 2*m.pad
+	return m.cols.empty(lo.Sub(geom.V(g, g, g)), hi.Add(geom.V(g, g, g)), mask)
 }
 
 func rayProbe(o, d geom.Vec3, mask Mask) probe {
@@ -51,7 +66,7 @@ func rayProbe(o, d geom.Vec3, mask Mask) probe {
 // point to c, as [Mesh.OverlapCapsule] gives it (the face normal on c's side
 // when c lies within 1e-9 m of the triangle, the front when in its plane).
 func (m *Mesh) SweepSphere(c geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if !(r > 0) {
+	if !(r > 0) || m.clear(c, c, r, d, maxT, mask) {
 		return Hit{}, false
 	}
 	q := sphereProbe(c, r, d, mask)
@@ -75,7 +90,7 @@ func sphereProbe(c geom.Vec3, r float64, d geom.Vec3, mask Mask) probe {
 // with the capsule's segment (edge–edge); that these cover every first
 // contact is shown where they are computed (tri.sweepCapsule).
 func (m *Mesh) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if !(r > 0) {
+	if !(r > 0) || m.clear(a, b, r, d, maxT, mask) {
 		return Hit{}, false
 	}
 	q := capsuleProbe(a, b, r, d, mask)

@@ -55,7 +55,7 @@ func behindTheWall(t *testing.T) string {
 	sc, _ := matchtest.RoomConfig(t)
 	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
 	path := filepath.Join(t.TempDir(), "wall"+replay.Extension)
-	r := matchtest.NewRecorded(t, sc, []geom.AABB{{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}}, replay.RecorderConfig{Path: path})
+	r := matchtest.NewRecorded(t, sc, matchtest.Level(geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}), replay.RecorderConfig{Path: path})
 	sim := r.Sim
 	rifle, _ := sim.Catalog.Lookup("rifle")
 	alice := r.Spawn(matchtest.Player("alice", 1, geom.V(0, 0, -15), rifle))
@@ -107,7 +107,8 @@ func TestDisputedBehindTheWall(t *testing.T) {
 }
 
 // The same shot, out of reach: the shotgun's 35 m range from alice's eye
-// does not reach bob's present at 40 m.
+// does not reach bob's present at 40 m. Lines of sight are the level's: a
+// pillar, and a wall that rises 20 m.
 func TestOutOfSightGeometry(t *testing.T) {
 	reg := weapons.NewRegistry()
 	cat, err := weapons.Default().Catalog(reg)
@@ -117,17 +118,19 @@ func TestOutOfSightGeometry(t *testing.T) {
 	sc := systems.DefaultConfig()
 	sc.Kinds, sc.Catalog = reg, cat
 	sc.PoseScale = protocol.PosScale
-	sim, err := systems.New(sc)
-	if err != nil {
+	lvl := matchtest.Level(geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}, geom.AABB{Min: geom.V(6.5, 0, -0.5), Max: geom.V(8.5, 20, 0.5)})
+	if sc.Level, err = lvl.Mesh(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sim.SpawnStatic(geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}); err != nil {
+	sim, err := systems.New(sc)
+	if err != nil {
 		t.Fatal(err)
 	}
 	shooter := sim.SpawnPlayer(systems.PlayerSpec{Team: 1, Pos: geom.V(0, 0, -15), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	open := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(-5, 0, 5), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	hidden := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(0, 0, 5), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	far := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(-20, 0, 20), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
+	tall := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(10, 0, 5), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	sim.Step()
 	m := newMatchJudge(replay.Setup{EyeHeight: sc.EyeHeight}, nil, false)
 	teams := genericTeams(sim)
@@ -143,6 +146,7 @@ func TestOutOfSightGeometry(t *testing.T) {
 	}{
 		{"in the open", open, rifle, geom.V(-5, 1, 5), false},
 		{"behind the wall", hidden, rifle, geom.V(-2, 1, 5), true},
+		{"behind the tall wall", tall, rifle, geom.V(10, 1, 5), true},
 		{"in the rifle's range", far, rifle, geom.V(-20, 1, 20), false},
 		{"beyond the shotgun's range", far, shotgun, geom.V(-20, 1, 20), true},
 		{"a rocket's explosion in sight of its victim", open, rocket, geom.V(-5.5, 1, 4), false},

@@ -52,9 +52,46 @@ func TestPageInBrowser(t *testing.T) {
 		}
 		return s
 	}
+	pixel := func(x, y float64) [3]int {
+		t.Helper()
+		p, err := chromedp.Run(ctx, chromedp.Evaluate[[3]int](fmt.Sprintf(
+			`(() => { const d = document.getElementById("arena").getContext("2d").getImageData(%d, %d, 1, 1).data; return [d[0], d[1], d[2]]; })()`,
+			int(x), int(y))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	if got := text("tick-title"); got != "tick 0 of 0–119" {
 		t.Errorf("the page opens at %q, want the first tick", got)
 	}
+	if got := text("match-title"); !strings.Contains(got, "level arena (") {
+		t.Errorf("the title %q does not name the level", got)
+	}
+	// The level from above: its 22 triangles; the box (x 8..10, z −2..2,
+	// 3 m high) lighter than the floor around it, the floor lighter than
+	// the ground beyond the level.
+	lv, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Name      string `json:"name"`
+		Triangles int    `json:"triangles"`
+	}](`window.rewindView.drawn.level`))
+	if err != nil || lv.Name != "arena" || lv.Triangles != 22 {
+		t.Errorf("the level drawn: %+v %v, want the arena's 22 triangles", lv, err)
+	}
+	at := func(x, z float64) [3]int {
+		t.Helper()
+		p, err := chromedp.Run(ctx, chromedp.Evaluate[[2]float64](fmt.Sprintf(`window.rewindView.toCanvas(%v, %v)`, x, z)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pixel(p[0], p[1])
+	}
+	sum := func(p [3]int) int { return p[0] + p[1] + p[2] }
+	top, floor, beyond := at(9, 0.5), at(-20, -4), at(-31.5, -31.5)
+	if !(sum(top) > sum(floor)+30 && sum(floor) > sum(beyond)+30) {
+		t.Errorf("the box's top %v, the floor %v, beyond the level %v: want each lighter than the next", top, floor, beyond)
+	}
+	browsertest.Screenshot(t, ctx, "view-level.png")
 	if got := text("shot-title"); got != "no shot selected" {
 		t.Errorf("at tick 0: %q", got)
 	}
@@ -88,16 +125,6 @@ func TestPageInBrowser(t *testing.T) {
 		t.Errorf("drawn: %+v; want both players, bob rewound, a ray", d)
 	}
 	// The pixels: the shot's point is yellow; bob's present hitbox is team 2's red.
-	pixel := func(x, y float64) [3]int {
-		t.Helper()
-		p, err := chromedp.Run(ctx, chromedp.Evaluate[[3]int](fmt.Sprintf(
-			`(() => { const d = document.getElementById("arena").getContext("2d").getImageData(%d, %d, 1, 1).data; return [d[0], d[1], d[2]]; })()`,
-			int(x), int(y))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	if p := pixel(d.Point[0], d.Point[1]); !(p[0] > 200 && p[1] > 170 && p[2] < 90) {
 		t.Errorf("the shot's point at %v is %v, want the ray's yellow", d.Point, p)
 	}

@@ -1,13 +1,16 @@
 package view
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/replay"
 )
 
@@ -19,9 +22,10 @@ type Match struct {
 	TickRate int    `json:"tick_rate"`
 	Window   int    `json:"window_ticks"`
 	// Arena is the floor players are kept on: min x, min z, max x, max z
-	// (all 0: unbounded). Static are the level's boxes, likewise.
-	Arena  [4]Num   `json:"arena"`
-	Static [][4]Num `json:"static"`
+	// (all 0: unbounded).
+	Arena [4]Num `json:"arena"`
+	// Level is the level the match was played on (nil: none).
+	Level *Level `json:"level,omitempty"`
 	// Players are everyone who played, in the order first seen: frames and
 	// shots name them by index.
 	Players []Player `json:"players"`
@@ -36,6 +40,44 @@ type Match struct {
 	End   string `json:"end,omitempty"`
 	Error string `json:"error,omitempty"`
 	Live  bool   `json:"live"`
+}
+
+// Level is a level as the page draws it: from above, each triangle shaded
+// by its height, so that floors, ramps and the tops of walls show, and
+// walls (seen edge on) as lines.
+type Level struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
+	// Bounds is the level's bounds: min x, min z, max x, max z.
+	Bounds [4]Num `json:"bounds"`
+	// Low and High are the lowest and highest points of its triangles: the
+	// range of the shading.
+	Low  Num `json:"low"`
+	High Num `json:"high"`
+	// Tris are its triangles, [x1, z1, x2, z2, x3, z3, top, blocks], top
+	// the triangle's highest point and blocks what it stops (1 movement, 2
+	// shots, 3 both), ordered by top, lowest first: drawn in order, what is
+	// higher covers what is below.
+	Tris [][8]Num `json:"tris"`
+}
+
+// levelOf is the drawing of l.
+func levelOf(l *level.Level) *Level {
+	out := &Level{Name: l.Name, Digest: l.Digest().String(),
+		Bounds: [4]Num{Num(l.Bounds.Min.X), Num(l.Bounds.Min.Z), Num(l.Bounds.Max.X), Num(l.Bounds.Max.Z)},
+		Tris:   make([][8]Num, 0, len(l.Triangles))}
+	low, high := math.Inf(1), math.Inf(-1)
+	for _, t := range l.Triangles {
+		b := t.Bounds()
+		low, high = min(low, b.Min.Y), max(high, b.Max.Y)
+		out.Tris = append(out.Tris, [8]Num{Num(t.A.X), Num(t.A.Z), Num(t.B.X), Num(t.B.Z), Num(t.C.X), Num(t.C.Z),
+			Num(b.Max.Y), Num(t.Blocks)})
+	}
+	if len(l.Triangles) > 0 {
+		out.Low, out.High = Num(low), Num(high)
+	}
+	slices.SortStableFunc(out.Tris, func(a, b [8]Num) int { return cmp.Compare(a[6], b[6]) })
+	return out
 }
 
 // Player is one player of the match.
@@ -103,9 +145,14 @@ func (n Num) MarshalJSON() ([]byte, error) {
 }
 
 // since returns the part of m from tick from on: the frames and the shots
-// decided at from or later (all of them for from ≤ First).
+// decided at from or later (all of them for from ≤ First). A part from a
+// tick after 0 (a live view's poll) leaves the level out: the page has it
+// from its first load.
 func (m *Match) since(from int64) *Match {
 	out := *m
+	if from > 0 {
+		out.Level = nil
+	}
 	if i := from - m.First; i > 0 {
 		out.Frames = m.Frames[min(int(i), len(m.Frames)):]
 		out.First = m.First + int64(len(m.Frames)-len(out.Frames))
@@ -166,10 +213,10 @@ func NewBuilder(setup replay.Setup, keep int64) *Builder {
 		paths: map[shotKey]*flight{}, eye: setup.EyeHeight}
 	a := setup.Movement.Arena
 	b.m = Match{Room: setup.Room, Started: setup.Started, TickRate: setup.TickRate, Window: setup.LagComp.WindowTicks,
-		Arena: [4]Num{Num(a.Min[0]), Num(a.Min[2]), Num(a.Max[0]), Num(a.Max[2])}, Static: [][4]Num{},
+		Arena:   [4]Num{Num(a.Min[0]), Num(a.Min[2]), Num(a.Max[0]), Num(a.Max[2])},
 		Players: []Player{}, Frames: []Frame{}, Shots: []Shot{}}
-	for _, s := range setup.Static {
-		b.m.Static = append(b.m.Static, [4]Num{Num(s.Min[0]), Num(s.Min[2]), Num(s.Max[0]), Num(s.Max[2])})
+	if setup.Level != nil {
+		b.m.Level = levelOf(setup.Level)
 	}
 	return b
 }

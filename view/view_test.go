@@ -16,6 +16,7 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/matchtest"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/replay"
 )
 
@@ -47,7 +48,7 @@ func recordScript(t testing.TB) *script {
 	sc, _ := matchtest.RoomConfig(t)
 	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
 	var buf bytes.Buffer
-	r := matchtest.NewRecorded(t, sc, []geom.AABB{{Min: geom.V(8, 0, -2), Max: geom.V(10, 3, 2)}}, replay.RecorderConfig{Writer: &buf})
+	r := matchtest.NewRecorded(t, sc, matchtest.Level(geom.AABB{Min: geom.V(8, 0, -2), Max: geom.V(10, 3, 2)}), replay.RecorderConfig{Writer: &buf})
 	sim := r.Sim
 	rifle, _ := sim.Catalog.Lookup("rifle")
 	rocket, _ := sim.Catalog.Lookup("rocket")
@@ -131,8 +132,18 @@ func TestMatchShowsTheRewind(t *testing.T) {
 	if m.Room != "r1" || m.Ticks != s.ticks || len(m.Frames) != int(s.ticks) || m.First != 0 || m.End != "finished" || m.Error != "" {
 		t.Fatalf("match: room %q, %d ticks, %d frames from %d, end %q, error %q", m.Room, m.Ticks, len(m.Frames), m.First, m.End, m.Error)
 	}
-	if len(m.Players) != 2 || m.Players[0].Name != "alice" || m.Players[1].Name != "bob" || m.Players[1].Team != 2 || len(m.Static) != 1 {
-		t.Fatalf("players %+v, static %v", m.Players, m.Static)
+	if len(m.Players) != 2 || m.Players[0].Name != "alice" || m.Players[1].Name != "bob" || m.Players[1].Team != 2 {
+		t.Fatalf("players %+v", m.Players)
+	}
+	// The level: the arena's floor, edge walls and the box, lowest first,
+	// the box's top (3 m) the highest; a live poll leaves it out.
+	lv := m.Level
+	if lv == nil || lv.Name != "arena" || len(lv.Tris) != 2+8+12 || lv.Low != 0 || lv.High != level.ArenaWallHeight ||
+		lv.Bounds != [4]Num{-30, -30, 30, 30} || lv.Tris[0][6] != 0 || lv.Tris[len(lv.Tris)-1][6] != level.ArenaWallHeight {
+		t.Fatalf("level %+v", lv)
+	}
+	if part, _ := f.Match(5); part.Level != nil {
+		t.Error("a poll carries the level again")
 	}
 	// The hit: alice's rifle, rewound 3 ticks, bob where he was at tick 17.
 	hit := findShot(t, m, hitTick, "hitscan")
@@ -216,7 +227,12 @@ func TestMatchSince(t *testing.T) {
 func TestFollowerReadsAsItIsWritten(t *testing.T) {
 	s := recordScript(t)
 	path := filepath.Join(t.TempDir(), "live"+replay.Extension)
-	cut := len(s.data) * 6 / 10
+	rd, err := replay.NewReader(bytes.NewReader(s.data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := int(rd.Offset()) // the setup and the level
+	cut := header + (len(s.data)-header)*6/10
 	if err := os.WriteFile(path, s.data[:cut], 0o644); err != nil {
 		t.Fatal(err)
 	}

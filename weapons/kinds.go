@@ -307,8 +307,8 @@ func (env *Env) FilterFor(owner ecs.Entity, team uint8, mask lagcomp.Mask) lagco
 }
 
 // Report appends the event of a query outcome for shot: a hit when a hitbox
-// was touched (dealing damage), blocked by static geometry or a shield, a
-// miss when nothing was.
+// was touched (dealing damage), blocked by the level (naming its triangle)
+// or a shield, a miss when nothing was.
 func (env *Env) Report(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, hit lagcomp.Hit, touched bool, miss geom.Vec3, damage float64) {
 	ev := ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner, Seq: shot.Seq, Fired: shot.Fired, Tick: env.Clock.Tick, ViewTime: at}
 	switch {
@@ -318,6 +318,9 @@ func (env *Env) Report(shot *ecs.Shot, owner ecs.Entity, at ecs.ViewTime, hit la
 		ev.Result, ev.Target, ev.Point, ev.Head, ev.Damage = ecs.ResultHit, hit.Entity, hit.Point, hit.Head, damage
 	default:
 		ev.Result, ev.By, ev.Point = ecs.ResultBlocked, hit.Entity, hit.Point
+		if hit.Kind == lagcomp.KindStatic {
+			ev.Tri = int32(hit.Tri)
+		}
 	}
 	env.Events.Shots = append(env.Events.Shots, ev)
 }

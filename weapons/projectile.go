@@ -76,7 +76,12 @@ func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 
 // splash hits every enemy hitbox within the splash radius of center that the
 // explosion can see, except the one hit directly: damage scaled by the
-// distance to the hitbox's surface.
+// distance to the hitbox's surface. The explosion sees a hitbox when the
+// line from it to the hitbox's centre (the middle of its axis) meets no
+// blocker: the level's geometry that blocks shots, at any height, or an
+// enemy shield; as Source's radius damage traces to the body's centre
+// (CGameRules::RadiusDamage, Valve's Source SDK). A hitbox the explosion
+// is inside is always hit.
 func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, team uint8, at ecs.ViewTime, center, dir geom.Vec3, direct ecs.Entity) {
 	cw := k.env.Collision
 	// Lines of sight start a millimetre back along the flight: a point-sized
@@ -93,15 +98,23 @@ func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, t
 		}
 		near := geom.ClosestOnSegment(center, c.Capsule.A, c.Capsule.B)
 		d := near.Sub(center).Len()
-		if d > c.Capsule.Radius { // behind cover: a blocker between the centre and the hitbox's surface
-			to := near.Sub(eye)
-			l := to.Len()
-			if _, blocked := cw.Raycast(eye, to.Scale(1/l), l-c.Capsule.Radius, lagcomp.Filter{Mask: lagcomp.Blockers, Team: team, Ignore: owner}); blocked {
-				continue
-			}
+		if d > c.Capsule.Radius && !k.sees(eye, c.Capsule.A.Lerp(c.Capsule.B, 0.5), owner, team) {
+			continue // behind cover
 		}
 		ev := k.env.HitEvent(shot, owner, at, h.Entity, center, def.Splash.Damage*def.Splash.Factor(max(0, d-c.Capsule.Radius)))
 		ev.Splash = true
 		k.env.Events.Shots = append(k.env.Events.Shots, ev)
 	}
+}
+
+// sees reports whether the line from eye to p meets no blocker the
+// shooter's shots stop at.
+func (k *projectile) sees(eye, p geom.Vec3, owner ecs.Entity, team uint8) bool {
+	to := p.Sub(eye)
+	l := to.Len()
+	if !(l > 0) {
+		return true
+	}
+	_, blocked := k.env.Collision.Raycast(eye, to.Scale(1/l), l, lagcomp.Filter{Mask: lagcomp.Blockers, Team: team, Ignore: owner})
+	return !blocked
 }

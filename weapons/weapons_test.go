@@ -9,6 +9,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/spread"
 	"github.com/rewind-gg/rewind/systems"
 	"github.com/rewind-gg/rewind/weapons"
@@ -29,9 +30,27 @@ var hb = ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}
 
 func newArena(t *testing.T, window int, defs ...weapons.Definition) *arena {
 	t.Helper()
+	return newArenaOn(t, window, nil, defs...)
+}
+
+// newArenaOn is newArena on a level of boxes (solid: they block movement
+// and shots).
+func newArenaOn(t *testing.T, window int, boxes []geom.AABB, defs ...weapons.Definition) *arena {
+	t.Helper()
 	cfg := systems.DefaultConfig()
 	cfg.LagComp.WindowTicks = window
 	cfg.Weapons = defs
+	if len(boxes) > 0 {
+		l := &level.Level{Name: "boxes"}
+		for _, b := range boxes {
+			l.AddBox(b, level.BlocksBoth, -1)
+		}
+		m, err := l.Mesh()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Level = m
+	}
 	sim, err := systems.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -232,15 +251,12 @@ func TestFalloffAndHeadshots(t *testing.T) {
 func TestSplashInTheRewoundWorld(t *testing.T) {
 	rocket := weapons.Definition{Name: "rocket", Kind: weapons.KindProjectile, Speed: 200, Radius: 0.1, LifetimeTicks: 5,
 		Damage: 60, Splash: weapons.Splash{Radius: 3, Damage: 40, Min: 0.2}}
-	a := newArena(t, 30, rocket)
+	a := newArenaOn(t, 30, []geom.AABB{{Min: geom.V(-1.1, 0, 8), Max: geom.V(-0.9, 3, 12)}}, rocket)
 	shooter := a.player(1, geom.V(0, 0, 0), 5)
 	direct := a.player(2, geom.V(0, 0, 10), 0)
 	runner := a.player(2, geom.V(1.5, 0, 10), 0) // 1.5 m from the impact: 1.1 m from its surface
 	hidden := a.player(2, geom.V(-1.6, 0, 10), 0)
 	far := a.player(2, geom.V(0, 0, 14), 0)
-	if _, err := a.sim.SpawnStatic(geom.AABB{Min: geom.V(-1.1, 0, 8), Max: geom.V(-0.9, 3, 12)}); err != nil {
-		t.Fatal(err)
-	}
 	for tick := int64(0); tick <= 10; tick++ {
 		if tick > 5 { // it runs off after tick 5: in the present it is 20 m away
 			a.tf.Get(runner).Pos.X = 20
@@ -593,12 +609,9 @@ func TestCustomKind(t *testing.T) {
 func TestSplashOfAPointProjectile(t *testing.T) {
 	shell := weapons.Definition{Name: "shell", Kind: weapons.KindProjectile, Speed: 200, Radius: 0, LifetimeTicks: 5,
 		Splash: weapons.Splash{Radius: 3, Damage: 40, Min: 0.2}}
-	a := newArena(t, 30, shell)
+	a := newArenaOn(t, 30, []geom.AABB{{Min: geom.V(-20, -1, -20), Max: geom.V(20, 0, 20)}}, shell) // the floor
 	shooter := a.player(1, geom.V(0, 0, 0), 0)
 	near := a.player(2, geom.V(1.8, 0, 10), 0)
-	if _, err := a.sim.SpawnStatic(geom.AABB{Min: geom.V(-20, -1, -20), Max: geom.V(20, 0, 20)}); err != nil { // the floor
-		t.Fatal(err)
-	}
 	a.fire(shooter, "shell", geom.V(0, 5, 10), geom.V(0, -1, 0)) // straight down onto the floor
 	got := a.step()
 	var splashed bool

@@ -30,7 +30,8 @@ and let them play: they move, aim at the nearest visible enemy with some error,
 and fire. One status line a second; a report when they stop (after --duration,
 or on Ctrl-C).`,
 		Example: `  rewind bots --server 127.0.0.1:4433 -n 12
-  rewind bots --server 127.0.0.1:4433 -n 4 --room duel --duration 1m`,
+  rewind bots --server 127.0.0.1:4433 -n 4 --room duel --duration 1m
+  rewind bots --server 127.0.0.1:4433 -n 12 --level maps/courtyard.glb   # the level the server plays`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addr == "" {

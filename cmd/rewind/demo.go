@@ -100,7 +100,8 @@ jitter, 10% loss). Those four flags, when given, override the preset.`,
 		Example: `  rewind demo
   rewind demo --network mobile
   rewind demo --duration 1m --loss 0.1 --rtt-max 300ms
-  rewind demo --window 0      # lag compensation off: watch confirmed hits drop`,
+  rewind demo --window 0      # lag compensation off: watch confirmed hits drop
+  rewind demo --level maps/courtyard.glb   # the server and the bots on a studio's level`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := dc.applyNetwork(cmd.Flags().Changed); err != nil {
@@ -189,6 +190,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	cfg.MaxDatagramRate = max(cfg.MaxDatagramRate, 5*dc.tickRate)
 	cfg.Log = server.LogConfig{Level: dc.logLevel, Format: "auto"}
 	cfg.Record.Dir = dc.record
+	cfg.Level.File = dc.fleet.level
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: 2, msg: "demo: " + err.Error()}
 	}

@@ -68,6 +68,7 @@ func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp strin
 	fs.Uint64Var(&fc.seed, "seed", 1, seedHelp)
 	fs.IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
 	fs.DurationVar(&fc.interp, "interp", 0, "the longest interpolation delay of remote entities (0: the client's default, 250 ms); the client adapts below it")
+	fs.StringVar(&fc.level, "level", "arena", "the level the server plays, a glTF file (.glb, .gltf), or arena for the built-in one: the bots refuse to play on another (its digest)")
 }
 
 type fleetConfig struct {
@@ -80,6 +81,8 @@ type fleetConfig struct {
 	seed       uint64
 	redundancy int
 	interp     time.Duration
+	level      string        // the level file, or "arena"
+	loaded     *client.Level // level, read once, shared by the bots
 }
 
 // connect joins every bot to the room, dialing at most parallel of them at
@@ -89,6 +92,13 @@ type fleetConfig struct {
 func (f *fleet) connect(ctx context.Context, fc fleetConfig, parallel int) error {
 	if parallel < 1 {
 		parallel = len(f.bots)
+	}
+	if fc.loaded == nil {
+		lvl, err := client.LoadLevel(fc.level, nil)
+		if err != nil {
+			return fmt.Errorf("--level: %w", err)
+		}
+		fc.loaded = lvl
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -138,6 +148,7 @@ func (f *fleet) dial(ctx context.Context, fc fleetConfig, i int, b *bot) (*clien
 			Input:            client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
 			Redundancy:       fc.redundancy,
 			InterpDelay:      fc.interp,
+			Loaded:           fc.loaded,
 			ServerCertSHA256: fc.certSHA256, InsecureSkipVerify: fc.insecure,
 		}
 		if fc.key != nil { // the token says who the bot is; a fresh one each dial (tokens are single-use)

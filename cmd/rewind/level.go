@@ -10,7 +10,6 @@ import (
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
-	"github.com/rewind-gg/rewind/server"
 )
 
 func newLevelCmd(stdout io.Writer) *cobra.Command {
@@ -48,13 +47,8 @@ whose level fails its checks, exits 1 with the error.`,
 			var l *level.Level
 			var warns []level.Warning
 			var err error
-			if args[0] == "arena" {
-				c := server.DefaultConfig().Arena
-				boxes := make([]geom.AABB, len(c.Boxes))
-				for i, b := range c.Boxes {
-					boxes[i] = b.AABB()
-				}
-				l = level.Arena(c.Size, boxes)
+			if args[0] == level.ArenaName {
+				l = level.DefaultArena()
 				warns, err = l.Check(check)
 			} else {
 				l, warns, err = level.ReadFile(args[0], level.Options{Check: check})

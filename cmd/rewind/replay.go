@@ -140,6 +140,9 @@ func printReplay(w io.Writer, path string, res *replay.Result, elapsed time.Dura
 	if s.Started != "" {
 		fmt.Fprintf(w, ", started %s", s.Started)
 	}
+	if l := s.LevelRef; l != nil {
+		fmt.Fprintf(w, ", level %s (%d triangles, digest %.12s)", l.Name, l.Triangles, l.Digest)
+	}
 	fmt.Fprintf(w, ", %d Hz, window %d ticks", s.TickRate, s.LagComp.WindowTicks)
 	if s.LagComp.MaxUnlagTicks > 0 {
 		fmt.Fprintf(w, ", max_unlag %s ticks", ticksString(s.LagComp.MaxUnlagTicks))

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -59,11 +58,7 @@ stderr naming the field, and prints nothing on stdout.`,
 // output. Every failure to get a valid scenario is exit status 2.
 func runScenario(path string, ov scenario.Overrides) ([]byte, error) {
 	invalid := func(err error) error { return &exitError{code: 2, msg: "scenario: " + err.Error()} }
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, invalid(err)
-	}
-	sc, err := scenario.Parse(data)
+	sc, err := scenario.ParseFile(path)
 	if err != nil {
 		return nil, invalid(err)
 	}

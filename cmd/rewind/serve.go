@@ -39,6 +39,7 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.String("tls-cert", "", "certificate file; with --tls-key, instead of a self-signed certificate (tls.cert)")
 	fs.String("tls-key", "", "private key file (tls.key)")
 	fs.String("weapons", "", "weapons file, TOML or YAML (weapons_file; empty: the built-in weapons)")
+	fs.String("level", "", "the level to play, a glTF file (.glb, .gltf), or arena for the built-in one (level.file; empty: arena)")
 }
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -59,6 +60,7 @@ drain_timeout, then the rest are closed with a reason and every result is writte
 A second Ctrl-C (SIGINT) stops at once.`,
 		Example: `  rewind serve
   rewind serve --config rewind.toml --listen 0.0.0.0:4433 --public-key matchmaker.pub
+  rewind serve --level maps/courtyard.glb
   rewind serve --print-config
   REWIND_LAGCOMP__WINDOW_TICKS=10 rewind serve --admin 127.0.0.1:9090`,
 		Args: cobra.NoArgs,

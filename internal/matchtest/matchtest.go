@@ -1,7 +1,7 @@
 // Package matchtest plays scripted matches into recordings, for the tests
 // and benchmarks of the packages that read them (replay, tune, view): a
 // room's calls to its simulation (spawns, inputs as they arrive with
-// redundant copies, steps, a leave and a join, a shield, new geometry),
+// redundant copies, steps, a leave and a join, a shield), on a level,
 // mirrored to a replay.Recorder as server/room.go makes them, with the
 // tallies a replay must reproduce.
 package matchtest
@@ -15,6 +15,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
@@ -24,8 +25,10 @@ import (
 
 // RoomConfig builds a simulation's configuration the way server/room.go's
 // newRoom does: the built-in weapons' catalogue shared by reference, the
-// arena's bounds and boxes, the snapshots' pose quantum, a spread seed.
-func RoomConfig(tb testing.TB) (systems.Config, []geom.AABB) {
+// arena's bounds, the snapshots' pose quantum, a spread seed; and its
+// level, an arena of three boxes (Level), whose mesh it does not set
+// (NewRecorded does).
+func RoomConfig(tb testing.TB) (systems.Config, *level.Level) {
 	tb.Helper()
 	reg := weapons.NewRegistry()
 	cat, err := weapons.Default().Catalog(reg)
@@ -41,12 +44,19 @@ func RoomConfig(tb testing.TB) (systems.Config, []geom.AABB) {
 	sc.Movement = movement.Params{Speed: 6, Arena: geom.AABB{Min: geom.V(-30, 0, -30), Max: geom.V(30, 0, 30)}}
 	sc.PoseScale = protocol.PosScale
 	sc.SpreadSeed = 0x9e3779b97f4a7c15
-	boxes := []geom.AABB{
-		{Min: geom.V(-8, 0, -1), Max: geom.V(-4, 2.5, 1)},
-		{Min: geom.V(4, 0, -1), Max: geom.V(8, 2.5, 1)},
-		{Min: geom.V(-1, 0, 8), Max: geom.V(1, 1.2, 10)},
-	}
-	return sc, boxes
+	return sc, Level(
+		geom.AABB{Min: geom.V(-8, 0, -1), Max: geom.V(-4, 2.5, 1)},
+		geom.AABB{Min: geom.V(4, 0, -1), Max: geom.V(8, 2.5, 1)},
+		geom.AABB{Min: geom.V(-1, 0, 8), Max: geom.V(1, 1.2, 10)},
+	)
+}
+
+// Level is a 60 m arena of boxes (level.Arena: a floor that blocks shots,
+// edge walls that do not), canonicalized as the server plays it.
+func Level(boxes ...geom.AABB) *level.Level {
+	l := level.Arena(60, boxes)
+	l.Canonicalize()
+	return l
 }
 
 // Recorded is a simulation whose every call is mirrored to a Recorder, as
@@ -57,11 +67,20 @@ type Recorded struct {
 	Rec *replay.Recorder
 }
 
-// NewRecorded builds a simulation of sc with the map's boxes, and its
-// recording with rcfg (whose Setup it fills in; room "r1").
-func NewRecorded(tb testing.TB, sc systems.Config, boxes []geom.AABB, rcfg replay.RecorderConfig) *Recorded {
+// NewRecorded builds a simulation of sc on lvl (nil: none; sc.Level is set
+// to its mesh), and its recording with rcfg (whose Setup it fills in; room
+// "r1").
+func NewRecorded(tb testing.TB, sc systems.Config, lvl *level.Level, rcfg replay.RecorderConfig) *Recorded {
 	tb.Helper()
-	setup, err := replay.NewSetup(sc, boxes...)
+	sc.Level = nil
+	if lvl != nil {
+		m, err := lvl.Mesh()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc.Level = m
+	}
+	setup, err := replay.NewSetup(sc, lvl)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -74,11 +93,6 @@ func NewRecorded(tb testing.TB, sc systems.Config, boxes []geom.AABB, rcfg repla
 	sim, err := systems.New(sc)
 	if err != nil {
 		tb.Fatal(err)
-	}
-	for _, b := range boxes {
-		if _, err := sim.SpawnStatic(b); err != nil {
-			tb.Fatal(err)
-		}
 	}
 	return &Recorded{tb: tb, Sim: sim, Rec: rec}
 }
@@ -155,8 +169,8 @@ var lags = []float64{2, 3.5, 5.25, 7, 15, 1, 2.5, 4.75, 6, 9, 0.5, 3}
 // Setup it fills in.
 func New(tb testing.TB, players int, rcfg replay.RecorderConfig) *Match {
 	tb.Helper()
-	sc, boxes := RoomConfig(tb)
-	r := NewRecorded(tb, sc, boxes, rcfg)
+	sc, lvl := RoomConfig(tb)
+	r := NewRecorded(tb, sc, lvl, rcfg)
 	m := &Match{Recorded: r, body: generic.NewMap3[ecs.Transform, ecs.Life, ecs.Team](r.Sim.World)}
 	for range players {
 		m.join(uint8(1 + len(m.Seats)%2))
@@ -235,8 +249,8 @@ func (m *Match) input(i int, s *Seat, t int64) ecs.Input {
 }
 
 // Tick runs one tick of the script: the room's messages (inputs a tick
-// ahead, redundant copies of the last, a leave, a join, a scripted shield,
-// new geometry), then the step.
+// ahead, redundant copies of the last, a leave, a join, a scripted shield),
+// then the step.
 func (m *Match) Tick() {
 	t := m.Sim.Now()
 	switch t {
@@ -247,13 +261,6 @@ func (m *Match) Tick() {
 			m.tb.Fatal(err)
 		}
 		m.Rec.SpawnShield(m.Seats[0].Entity, m.Seats[0].Team, box, 180, e)
-	case 120:
-		box := geom.AABB{Min: geom.V(10, 0, 3), Max: geom.V(12, 3, 5)}
-		e, err := m.Sim.SpawnStatic(box)
-		if err != nil {
-			m.tb.Fatal(err)
-		}
-		m.Rec.SpawnStatic(box, e)
 	case 150:
 		m.leave(m.Seats[3])
 	case 170:

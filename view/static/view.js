@@ -69,14 +69,13 @@
 
   // --- geometry ----------------------------------------------------------
 
-  // bounds returns the part of the ground plane to draw: the arena, or what
-  // the match's boxes and players cover.
+  // bounds returns the part of the ground plane to draw: the level's
+  // bounds, the arena, or what the match's players cover.
   function bounds(m) {
-    let [x0, z0, x1, z1] = m.arena;
+    let [x0, z0, x1, z1] = m.level ? m.level.bounds : m.arena;
     if (x0 === 0 && z0 === 0 && x1 === 0 && z1 === 0) {
       x0 = z0 = Infinity; x1 = z1 = -Infinity;
       const add = (x, z) => { x0 = Math.min(x0, x); x1 = Math.max(x1, x); z0 = Math.min(z0, z); z1 = Math.max(z1, z); };
-      m.static.forEach((b) => { add(b[0], b[1]); add(b[2], b[3]); });
       m.frames.forEach((f) => f.p.forEach((p) => add(p[1], p[2])));
       if (!isFinite(x0)) { x0 = z0 = -10; x1 = z1 = 10; }
     }
@@ -172,6 +171,62 @@
     ctx.setLineDash([]);
   }
 
+  // The level, from above: each triangle filled with a grey that lightens
+  // with its height (the top of a wall, a ledge, a roof stand out from the
+  // floor below), outlined so that walls seen edge on show as lines; those
+  // that stop only shots tinted blue, those that stop only movement (player
+  // clips, the arena's edge) outlined and dashed. Lower triangles first:
+  // what is higher covers what is below. Drawn once per camera into a layer
+  // of its own: a level has tens of thousands of triangles.
+  let levelLayer = null;
+
+  function shade(top, blocks) {
+    const l = view.match.level;
+    const span = Math.max(l.high - l.low, 1e-9);
+    const light = 14 + 46 * Math.min(Math.max((top - l.low) / span, 0), 1);
+    return blocks === 2 ? `hsl(215, 45%, ${light}%)` : `hsl(215, 8%, ${light}%)`;
+  }
+
+  function drawLevel(c) {
+    const l = view.match.level;
+    if (!l) return 0;
+    const key = [c.x, c.z, c.s, canvas.width, canvas.height].join();
+    if (!levelLayer || levelLayer.key !== key) {
+      const layer = document.createElement("canvas");
+      layer.width = canvas.width;
+      layer.height = canvas.height;
+      const g = layer.getContext("2d");
+      g.lineJoin = "round";
+      l.tris.forEach((t) => {
+        const [ax, ay] = view.toCanvas(t[0], t[1]);
+        const [bx, by] = view.toCanvas(t[2], t[3]);
+        const [cx, cy] = view.toCanvas(t[4], t[5]);
+        g.beginPath();
+        g.moveTo(ax, ay);
+        g.lineTo(bx, by);
+        g.lineTo(cx, cy);
+        g.closePath();
+        const color = shade(t[6], t[7]);
+        if (t[7] === 1) {
+          g.setLineDash([4, 3]);
+          g.strokeStyle = color;
+          g.lineWidth = 1;
+          g.stroke();
+          g.setLineDash([]);
+          return;
+        }
+        g.fillStyle = color;
+        g.fill();
+        g.strokeStyle = color;
+        g.lineWidth = 1.5;
+        g.stroke();
+      });
+      levelLayer = { key, canvas: layer };
+    }
+    ctx.drawImage(levelLayer.canvas, 0, 0);
+    return l.tris.length;
+  }
+
   function teamOf(i) { const p = view.match.players[i]; return p ? p.team : 0; }
   function radiusOf(i) { const p = view.match.players[i]; return p && p.radius ? p.radius : 0.4; }
 
@@ -179,16 +234,17 @@
     const m = view.match;
     const f = frame(view.tick);
     setCamera(camera());
-    const drawn = { tick: view.tick, players: [], rewound: [], ray: null, point: null };
+    const drawn = { tick: view.tick, players: [], rewound: [], ray: null, point: null, level: null };
     ctx.fillStyle = "#0b0d10";
     ctx.fillRect(0, 0, canvas.width, canvas.height);
-    // The floor and a 10 m grid.
+    // The level (or the arena's floor), and a 10 m grid over it.
     const [x0, z0, x1, z1] = bounds(m);
-    ctx.lineWidth = 1;
-    for (let x = Math.ceil(x0 / 10) * 10; x <= x1; x += 10) line([[x, z0], [x, z1]], "#1c2229", 1);
-    for (let z = Math.ceil(z0 / 10) * 10; z <= z1; z += 10) line([[x0, z], [x1, z]], "#1c2229", 1);
     if (!(m.arena[0] === 0 && m.arena[2] === 0)) box(m.arena, "rgba(255,255,255,0.03)", "#2f3944");
-    m.static.forEach((b) => box(b, "#4b5563", "#6b7280"));
+    if (m.level) drawn.level = { name: m.level.name, triangles: drawLevel(view.camera) };
+    ctx.lineWidth = 1;
+    for (let x = Math.ceil(x0 / 10) * 10; x <= x1; x += 10) line([[x, z0], [x, z1]], "rgba(255,255,255,0.06)", 1);
+    for (let z = Math.ceil(z0 / 10) * 10; z <= z1; z += 10) line([[x0, z], [x1, z]], "rgba(255,255,255,0.06)", 1);
+    view.drawn = drawn;
     if (!f) return;
     (f.s || []).forEach((s) => box([s[1], s[2], s[3], s[4]], TEAM[s[0]] + "55", TEAM[s[0]]));
     const shot = selected();
@@ -384,6 +440,7 @@
   function title() {
     const m = view.match;
     let t = "room " + m.room + " · " + m.tick_rate + " Hz · window " + m.window_ticks + " ticks · " + m.players.length + " players · " + m.shots.length + " shot decisions";
+    if (m.level) t += " · level " + m.level.name + " (" + m.level.digest.slice(0, 12) + ")";
     if (m.started) t += " · started " + m.started.replace("T", " ").replace(/\.\d+Z$/, "Z");
     if (m.end) t += " · ended: " + m.end;
     $("match-title").textContent = t;
