@@ -130,12 +130,12 @@ func Run(sc *Scenario) (*Result, error) {
 type runner struct {
 	sc       *Scenario
 	sim      *systems.Simulation
-	geometry *level.Level // the level and the static boxes, nil for neither
-	statics  []string     // the static boxes' ids: their triangles end the geometry's, 12 each
-	names   map[ecs.Entity]string // every entity ever spawned, for the output
-	live    []ecs.Entity          // by scenario entity index; zero when absent
-	body    generic.Map2[ecs.Transform, ecs.ViewLag]
-	placedQ *generic.Filter2[ecs.Shield, ecs.Owner]
+	geometry *level.Level          // the level and the static boxes, nil for neither
+	statics  []string              // the static boxes' ids: their triangles end the geometry's, 12 each
+	names    map[ecs.Entity]string // every entity ever spawned, for the output
+	live     []ecs.Entity          // by scenario entity index; zero when absent
+	body     generic.Map2[ecs.Transform, ecs.ViewLag]
+	placedQ  *generic.Filter2[ecs.Shield, ecs.Owner]
 }
 
 func (r *runner) index(id string) int {

@@ -167,7 +167,9 @@ func (g *gen) soup(n int) []Triangle {
 }
 
 // boxMesh returns the 12 triangles of the box lo–hi, wound outward.
-func boxMesh(lo, hi geom.Vec3, mask Mask) []Triangle { return fromGen(levelgen.Box(lo, hi, uint8(mask))) }
+func boxMesh(lo, hi geom.Vec3, mask Mask) []Triangle {
+	return fromGen(levelgen.Box(lo, hi, uint8(mask)))
+}
 
 // gridMesh returns a heightfield of nx × nz square cells of size cell from
 // (x0, z0), with the heights h(i, j) at the grid's vertices
