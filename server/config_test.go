@@ -36,6 +36,7 @@ func flags(t *testing.T, args ...string) *pflag.FlagSet {
 	fs.Int("window", d.LagComp.WindowTicks, "")
 	fs.Bool("no-buckets", false, "")
 	fs.String("log-level", d.Log.Level, "")
+	fs.String("level", "", "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

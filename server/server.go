@@ -101,7 +101,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 		return nil, err
 	}
 	for _, w := range warns {
-		log.Warn().Str("level", lvl.level.Name).Str("subject", w.Subject).Msg(w.Message)
+		log.Warn().Str("level_name", lvl.level.Name).Str("subject", w.Subject).Msg("level: " + w.Message)
 	}
 	if err := fitsTheWire(&cfg, file, catalog, lvl); err != nil {
 		return nil, err
@@ -323,7 +323,8 @@ func (s *Server) Start() error {
 	go s.accept()
 	s.started.Store(true)
 	ev := s.log.Info().Str("addr", ln.Addr().String()).Int("tick_rate", s.cfg.TickRate).
-		Int("window_ticks", s.cfg.LagComp.WindowTicks).Hex("cert_sha256", s.certSum)
+		Int("window_ticks", s.cfg.LagComp.WindowTicks).Hex("cert_sha256", s.certSum).
+		Str("level_name", s.level.level.Name).Str("level_digest", s.level.level.Digest().String())
 	if s.verifier != nil {
 		ev = ev.Strs("token_keys", s.verifier.KeyIDs()).Str("rooms_by", s.cfg.Auth.Rooms)
 	}

@@ -79,9 +79,10 @@ func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 // distance to the hitbox's surface. The explosion sees a hitbox when the
 // line from it to the hitbox's centre (the middle of its axis) meets no
 // blocker: the level's geometry that blocks shots, at any height, or an
-// enemy shield; as Source's radius damage traces to the body's centre
-// (CGameRules::RadiusDamage, Valve's Source SDK). A hitbox the explosion
-// is inside is always hit.
+// enemy shield. Source traces to a body target too (CGameRules::
+// RadiusDamage, Valve's Source SDK), a random point of a player's upper
+// body; this one is fixed, for replays to reach the match's verdicts. A
+// hitbox the explosion is inside is always hit.
 func (k *projectile) splash(def *Definition, shot *ecs.Shot, owner ecs.Entity, team uint8, at ecs.ViewTime, center, dir geom.Vec3, direct ecs.Entity) {
 	cw := k.env.Collision
 	// Lines of sight start a millimetre back along the flight: a point-sized

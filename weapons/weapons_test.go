@@ -711,3 +711,29 @@ func TestKillCreditDoesNotDependOnBucketing(t *testing.T) {
 		}
 	}
 }
+
+// A splash reaches a player whose centre the explosion sees (Source's
+// rule): one behind a wall a head shorter than him, whose head shows over
+// it, takes none; one in the open, as far, takes it.
+func TestSplashSeesTheCentre(t *testing.T) {
+	shell := weapons.Definition{Name: "shell", Kind: weapons.KindProjectile, Speed: 400, Radius: 0, LifetimeTicks: 5,
+		Splash: weapons.Splash{Radius: 3, Damage: 40, Min: 0.2}}
+	a := newArenaOn(t, 30, []geom.AABB{
+		{Min: geom.V(-1, 0, 0.2), Max: geom.V(0.5, 3, 0.4)}, // the panel the shell strikes, 1.5 m up
+		{Min: geom.V(1, 0, -5), Max: geom.V(1.2, 1.3, 5)},   // a wall 1.3 m high
+	}, shell)
+	shooter := a.player(1, geom.V(0, 0, -10), 0)
+	behind := a.player(2, geom.V(2, 0, 0), 0) // centre 0.9 m up, head to 1.8 m
+	open := a.player(2, geom.V(-2, 0, 0), 0)
+	a.fire(shooter, "shell", geom.V(0, 1.5, -10), geom.V(0, 0, 1))
+	got := map[ecs.Entity]bool{}
+	var blocked bool
+	for _, ev := range a.step() {
+		got[ev.Target] = got[ev.Target] || ev.Splash
+		blocked = blocked || (ev.Result == ecs.ResultBlocked && ev.By == a.sim.Level())
+	}
+	if !blocked || !got[open] || got[behind] {
+		t.Errorf("blocked by the panel %v, splash on the player in the open %v, on the one behind the wall %v; want true, true, false",
+			blocked, got[open], got[behind])
+	}
+}
