@@ -227,26 +227,46 @@ func BenchmarkRoomTick(b *testing.B) {
 		b.Run(lv.name, func(b *testing.B) {
 			r := newBenchRoomOn(b, lv.level(b), true, []weapons.Definition{rocket}, nil)
 			r.warm(100)
-			var rewinds, buckets, blocked int64
-			b.ReportAllocs()
-			for b.Loop() {
-				r.tick()
-				rewinds += int64(r.sim.stats.Last.Rewinds)
-				buckets += int64(r.sim.stats.Last.Buckets)
-				for i := range r.sim.Events.Shots {
-					if r.sim.Events.Shots[i].Result == ecs.ResultBlocked {
-						blocked++
+			r.measure(b, perTick{"buckets/tick", func(r *benchRoom) int64 { return int64(r.sim.stats.Last.Buckets) }},
+				perTick{"blocked/tick", func(r *benchRoom) int64 {
+					n := int64(0)
+					for i := range r.sim.Events.Shots {
+						if r.sim.Events.Shots[i].Result == ecs.ResultBlocked {
+							n++
+						}
 					}
-				}
-			}
-			n := float64(b.N)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/1e3, "µs/tick")
-			b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
-			b.ReportMetric(float64(buckets)/n, "buckets/tick")
-			b.ReportMetric(float64(blocked)/n, "blocked/tick")
-			b.ReportMetric(float64(r.liveProjectiles()), "projectiles")
+					return n
+				}})
 		})
 	}
+}
+
+// perTick is a figure a benchmark reports per tick: a count each tick adds.
+type perTick struct {
+	unit  string
+	count func(*benchRoom) int64
+}
+
+// measure runs the benchmark's ticks and reports µs and rewinds per tick,
+// the figures given, and the projectiles alive at the end.
+func (r *benchRoom) measure(b *testing.B, figures ...perTick) {
+	sums := make([]int64, len(figures))
+	var rewinds int64
+	b.ReportAllocs()
+	for b.Loop() {
+		r.tick()
+		rewinds += int64(r.sim.stats.Last.Rewinds)
+		for i, f := range figures {
+			sums[i] += f.count(r)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/1e3, "µs/tick")
+	b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
+	for i, f := range figures {
+		b.ReportMetric(float64(sums[i])/n, f.unit)
+	}
+	b.ReportMetric(float64(r.liveProjectiles()), "projectiles")
 }
 
 // The mixed loadout of the weapons issue: every player fires a rocket with
@@ -277,20 +297,8 @@ func newMixedRoom(tb testing.TB) *benchRoom {
 func BenchmarkRoomTickMixed(b *testing.B) {
 	r := newMixedRoom(b)
 	r.warm(200)
-	var rewinds, items, events int64
-	b.ReportAllocs()
-	for b.Loop() {
-		r.tick()
-		rewinds += int64(r.sim.stats.Last.Rewinds)
-		items += int64(r.sim.stats.Last.Items)
-		events += int64(len(r.sim.Events.Shots))
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n/1e3, "µs/tick")
-	b.ReportMetric(float64(rewinds)/n, "rewinds/tick")
-	b.ReportMetric(float64(items)/n, "items/tick")
-	b.ReportMetric(float64(events)/n, "events/tick")
-	b.ReportMetric(float64(r.liveProjectiles()), "projectiles")
+	r.measure(b, perTick{"items/tick", func(r *benchRoom) int64 { return int64(r.sim.stats.Last.Items) }},
+		perTick{"events/tick", func(r *benchRoom) int64 { return int64(len(r.sim.Events.Shots)) }})
 }
 
 func TestMixedTickAllocatesNothing(t *testing.T) {
