@@ -128,3 +128,20 @@ func TestMesh(t *testing.T) {
 		t.Errorf("a shot at a pillar: %+v %v, want a contact at 10 m", h, ok)
 	}
 }
+
+// Decode never panics on any bytes, refuses what it cannot read, and a
+// level it reads encodes back to the same digest.
+func FuzzDecode(f *testing.F) {
+	f.Add(DefaultArena().Canonical())
+	f.Add([]byte("RWLEVEL\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := Decode("f", b)
+		if err != nil {
+			return
+		}
+		again, err := Decode("f", l.Canonical())
+		if err != nil || again.Digest() != l.Digest() {
+			t.Fatalf("re-encoded: %v", err)
+		}
+	})
+}
