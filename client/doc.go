@@ -1,6 +1,8 @@
 // Package client is Rewind's Go client SDK: it connects to a server,
 // verifies it (a CA, or the certificate hash the matchmaker handed out),
-// joins with its connect token and plays at the server's tick rate.
+// joins with its connect token and plays at the server's tick rate, on the
+// level it holds (Config.Level): a server whose Welcome names another
+// level's digest is refused with a [LevelError].
 //
 // Every client tick it asks an [InputSource] what the player does, predicts
 // the local player with the server's own movement code (package movement) and

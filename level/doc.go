@@ -11,6 +11,11 @@
 // built-in arena. [Level.Check] says what is wrong with a level: errors for
 // what makes it unplayable, warnings for what is suspicious.
 //
+// A program that plays a level puts it in canonical order
+// ([Level.Canonicalize]) and builds its collision mesh ([Level.Mesh]); a
+// recording carries its canonical encoding ([Level.Canonical]), which
+// [Decode] turns back into the same triangles in the same order.
+//
 // Units are metres and Y is up, as in glTF and package geom. Positions are
 // multiples of [Quantum] and spawn yaws of the wire's yaw step, so that the
 // level a program holds is exactly the one its digest describes.

@@ -2,10 +2,11 @@
 // drove its simulation, and re-simulates a recording exactly.
 //
 // A room's simulation (package systems) is deterministic: the same
-// configuration and the same calls (SpawnPlayer, SpawnStatic, SpawnShield,
-// Despawn, QueueInput, Step), in the same order, give the same states and
-// events, bit for bit. A recording is therefore only the setup (what
-// systems.New needs that is data) and those calls: a [Recorder] writes it
+// configuration and the same calls (SpawnPlayer, SpawnShield, Despawn,
+// QueueInput, Step), in the same order, give the same states and events,
+// bit for bit. A recording is therefore only the setup (what systems.New
+// needs that is data, the level included: its canonical encoding, from
+// which a replay builds the room's mesh again) and those calls: a [Recorder] writes it
 // while the room plays, a [Reader] reads it back, and [Run] feeds it to a
 // fresh systems.Simulation, checking after every tick that the events are
 // the ones recorded (a [Digest]: their counts and a 64-bit hash).
@@ -18,7 +19,8 @@
 // packages tune and view are built on it.
 //
 // docs/replay.md describes the file byte by byte: a header (magic,
-// version, the setup as JSON), then framed records (type, length, payload,
+// version, the setup as JSON, the level's canonical encoding), then framed
+// records (type, length, payload,
 // CRC-32C), so that a truncated or damaged tail is detected, reported with
 // its byte offset, and everything before it still replays.
 //

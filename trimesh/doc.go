@@ -58,6 +58,17 @@
 // moved the same way in every triangle that shares it (its edge functions
 // use math.FMA explicitly, which is exact everywhere).
 //
+// # Short queries
+//
+// Most queries of a running match are short and touch nothing: a
+// projectile's step of a metre or two through open air. Besides the tree,
+// New builds a coarse grid over the mesh's extent on X and Z holding, per
+// cell and per mask bit, the range of heights of the triangles whose boxes
+// reach into it; a query whose swept box covers at most 16 cells and meets
+// none of those ranges is answered (nothing) without the tree. The grid only
+// ever rules out what the tree would not report (a triangle's range covers
+// the padded box the traversal tests), so answers are the same.
+//
 // The queries allocate nothing (OverlapCapsule appends to the caller's
 // slice), and a Mesh is never modified after New, so any number of
 // goroutines may query one at once.

@@ -47,11 +47,13 @@ func (m *Mesh) clear(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask 
 	if len(m.tris) == 0 || !(maxT >= 0 && maxT < math.Inf(1)) {
 		return false // first answers these
 	}
-	e := d.Scale(maxT)
-	lo := a.Min(b).Min(a.Add(e)).Min(b.Add(e))
-	hi := a.Max(b).Max(a.Add(e)).Max(b.Add(e))
+	// The segment's box, swept: each axis from the lower end plus the
+	// motion's negative part to the upper end plus its positive part.
 	g := r + 2*m.pad
-	return m.cols.empty(lo.Sub(geom.V(g, g, g)), hi.Add(geom.V(g, g, g)), mask)
+	ex, ey, ez := d.X*maxT, d.Y*maxT, d.Z*maxT
+	lo := geom.Vec3{X: min(a.X, b.X) + min(ex, 0) - g, Y: min(a.Y, b.Y) + min(ey, 0) - g, Z: min(a.Z, b.Z) + min(ez, 0) - g}
+	hi := geom.Vec3{X: max(a.X, b.X) + max(ex, 0) + g, Y: max(a.Y, b.Y) + max(ey, 0) + g, Z: max(a.Z, b.Z) + max(ez, 0) + g}
+	return m.cols.empty(lo, hi, mask)
 }
 
 func rayProbe(o, d geom.Vec3, mask Mask) probe {

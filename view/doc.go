@@ -1,5 +1,6 @@
 // Package view shows a recorded match's lag compensation in a browser: the
-// arena from above, the players' hitboxes in the present, and for every
+// level from above (its triangles shaded by height, from the level the
+// recording carries), the players' hitboxes in the present, and for every
 // shot the hitboxes as the server rewound them, the shot's ray or path and
 // its result, on a timeline that steps tick by tick or shot by shot.
 //
