@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/internal/stresslevel"
 )
 
 // The brute-force queries ask every triangle through the same per-triangle
@@ -165,101 +166,25 @@ func (g *gen) soup(n int) []Triangle {
 	return out
 }
 
-// boxMesh returns the 12 triangles of the box lo–hi, wound outward.
+// boxMesh, gridMesh and stressLevel are the geometry of package
+// stresslevel as this package's triangles.
+
 func boxMesh(lo, hi geom.Vec3, mask Mask) []Triangle {
-	c := func(i int) geom.Vec3 { // corner i: bit 0 x, bit 1 y, bit 2 z
-		v := lo
-		if i&1 != 0 {
-			v.X = hi.X
-		}
-		if i&2 != 0 {
-			v.Y = hi.Y
-		}
-		if i&4 != 0 {
-			v.Z = hi.Z
-		}
-		return v
-	}
-	quads := [6][4]int{
-		{0, 4, 6, 2}, {1, 3, 7, 5}, // -x, +x
-		{0, 1, 5, 4}, {2, 6, 7, 3}, // -y, +y
-		{0, 2, 3, 1}, {4, 5, 7, 6}, // -z, +z
-	}
-	out := make([]Triangle, 0, 12)
-	for _, q := range quads {
-		out = append(out,
-			Triangle{A: c(q[0]), B: c(q[1]), C: c(q[2]), Mask: mask},
-			Triangle{A: c(q[0]), B: c(q[2]), C: c(q[3]), Mask: mask})
-	}
-	return out
+	return fromStress(stresslevel.Box(lo, hi, uint8(mask)))
 }
 
-// gridMesh returns a heightfield of nx × nz square cells of size cell from
-// (x0, z0), with the heights h(i, j) at the grid's vertices and the cells'
-// diagonals alternating, wound with the normal up.
 func gridMesh(nx, nz int, x0, z0, cell float64, h func(i, j int) float64, mask Mask) []Triangle {
-	p := func(i, j int) geom.Vec3 { return geom.V(x0+float64(i)*cell, h(i, j), z0+float64(j)*cell) }
-	out := make([]Triangle, 0, 2*nx*nz)
-	for i := range nx {
-		for j := range nz {
-			a, b, c, d := p(i, j), p(i+1, j), p(i+1, j+1), p(i, j+1)
-			if (i+j)%2 == 0 {
-				out = append(out, Triangle{A: a, B: c, C: b, Mask: mask}, Triangle{A: a, B: d, C: c, Mask: mask})
-			} else {
-				out = append(out, Triangle{A: a, B: d, C: b, Mask: mask}, Triangle{A: b, B: d, C: c, Mask: mask})
-			}
-		}
-	}
-	return out
+	return fromStress(stresslevel.Grid(nx, nz, x0, z0, cell, h, uint8(mask)))
 }
 
-// stressLevel is a procedural level for the benchmarks and the random
-// tests: a cells × cells heightfield of 1 m cells (rolling hills from a
-// coarse random lattice, bilinearly interpolated) and boxes (crates, walls
-// and pillars) standing on it. Masks: 1 blocks movement, 2 blocks shots;
-// the terrain and most boxes are both, a few boxes only one.
 func stressLevel(seed uint64, cells, boxes int) []Triangle {
-	g := newGen(seed)
-	const coarse = 8
-	lattice := make([][]float64, cells/coarse+2)
-	for i := range lattice {
-		lattice[i] = make([]float64, cells/coarse+2)
-		for j := range lattice[i] {
-			lattice[i][j] = g.f(0, 4)
-		}
-	}
-	height := func(i, j int) float64 {
-		ci, cj := i/coarse, j/coarse
-		u, v := float64(i%coarse)/coarse, float64(j%coarse)/coarse
-		return (1-u)*(1-v)*lattice[ci][cj] + u*(1-v)*lattice[ci+1][cj] + (1-u)*v*lattice[ci][cj+1] + u*v*lattice[ci+1][cj+1]
-	}
-	half := float64(cells) / 2
-	out := gridMesh(cells, cells, -half, -half, 1, height, 3)
-	for range boxes {
-		x, z := g.f(-half, half-3), g.f(-half, half-3)
-		y := height(int(x+half), int(z+half)) - 0.5
-		var size geom.Vec3
-		switch g.rng.IntN(3) {
-		case 0: // crate
-			s := g.f(0.5, 1.5)
-			size = geom.V(s, s, s)
-		case 1: // wall
-			size = geom.V(g.f(2, 3), g.f(2, 4), g.f(0.05, 0.3))
-			if g.rng.IntN(2) == 0 {
-				size.X, size.Z = size.Z, size.X
-			}
-		default: // pillar
-			s := g.f(0.3, 0.8)
-			size = geom.V(s, g.f(3, 8), s)
-		}
-		mask := Mask(3)
-		if k := g.rng.IntN(10); k == 0 {
-			mask = 1 // a clip brush: blocks movement, not shots
-		} else if k == 1 {
-			mask = 2 // a fence: blocks shots, not movement
-		}
-		lo := geom.V(x, y, z)
-		out = append(out, boxMesh(lo, lo.Add(size), mask)...)
+	return fromStress(stresslevel.Level(seed, cells, boxes))
+}
+
+func fromStress(ts []stresslevel.Triangle) []Triangle {
+	out := make([]Triangle, len(ts))
+	for i, t := range ts {
+		out[i] = Triangle{A: t.A, B: t.B, C: t.C, Mask: Mask(t.Mask)}
 	}
 	return out
 }
