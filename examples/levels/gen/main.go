@@ -195,10 +195,10 @@ type primitive struct {
 }
 
 type accessor struct {
-	View          int        `json:"bufferView"`
-	ComponentType int        `json:"componentType"`
-	Count         int        `json:"count"`
-	Type          string     `json:"type"`
+	View          int       `json:"bufferView"`
+	ComponentType int       `json:"componentType"`
+	Count         int       `json:"count"`
+	Type          string    `json:"type"`
 	Min           []float32 `json:"min,omitempty"`
 	Max           []float32 `json:"max,omitempty"`
 }
