@@ -7,7 +7,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/internal/levelgen"
+	"github.com/rewind-gg/rewind/internal/stresslevel"
 	"github.com/rewind-gg/rewind/trimesh"
 )
 
@@ -71,7 +71,7 @@ func setLevel(t testing.TB, w *CollisionWorld, e ecs.Entity, boxes []geom.AABB, 
 	t.Helper()
 	var tris []trimesh.Triangle
 	add := func(b geom.AABB, mask uint8) {
-		for _, g := range levelgen.Box(b.Min, b.Max, mask) {
+		for _, g := range stresslevel.Box(b.Min, b.Max, mask) {
 			tris = append(tris, trimesh.Triangle{A: g.A, B: g.B, C: g.C, Mask: trimesh.Mask(g.Mask)})
 		}
 	}

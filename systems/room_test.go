@@ -7,7 +7,7 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/internal/levelgen"
+	"github.com/rewind-gg/rewind/internal/stresslevel"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/trimesh"
 	"github.com/rewind-gg/rewind/weapons"
@@ -67,10 +67,10 @@ func noLevel(testing.TB) benchLevel {
 
 // stressLevel is a level as large as a real map: a 90 m square of rolling
 // terrain (0–4 m) and 320 crates, walls and pillars, 20,040 triangles
-// (levelgen.Stress).
+// (stresslevel.Stress).
 func stressLevel(tb testing.TB) benchLevel {
 	l := &level.Level{Name: "stress"}
-	for _, t := range levelgen.Stress(7, 90, 320) {
+	for _, t := range stresslevel.Level(7, 90, 320) {
 		l.Triangles = append(l.Triangles, level.Triangle{A: t.A, B: t.B, C: t.C, Blocks: level.Blocks(t.Mask), Source: -1})
 	}
 	return levelOf(tb, l)

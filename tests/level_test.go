@@ -23,18 +23,18 @@ import (
 	"github.com/rewind-gg/rewind/view"
 )
 
-// Heights of the courtyard's geometry, metres.
+// Heights of the overlook's geometry, metres.
 const (
 	wallTop  = 12 // the wall between the tower and team 2
 	towerTop = 6  // where team 1 stands
 )
 
-// courtyard writes a level a studio could have exported: a 40 m floor; a
+// overlook writes a level a studio could have exported: a 40 m floor; a
 // wall 8 m wide and 12 m high across the middle (x −4..4, z −0.5..0.5);
 // team 1's spawn on a 6 m tower (0, 6, −12); team 2's spawns at (0, 0, 8),
 // behind the wall as seen from the tower, and (10, 0, 8), in the open. It
 // returns the file's path.
-func courtyard(t testing.TB) string {
+func overlook(t testing.TB) string {
 	t.Helper()
 	data := leveltest.GLTF(
 		leveltest.Node("col_floor", "mesh", leveltest.FloorMesh, "scale", []any{2, 1, 2}),
@@ -45,7 +45,7 @@ func courtyard(t testing.TB) string {
 		leveltest.Node("spawn_t2_open", "translation", []any{10, 0, 8}),
 		leveltest.Node("bounds", "translation", []any{0, 5, 0}, "scale", []any{20, 10, 20}),
 	)
-	path := filepath.Join(t.TempDir(), "courtyard.gltf")
+	path := filepath.Join(t.TempDir(), "overlook.gltf")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func courtyard(t testing.TB) string {
 // it plays, with both levels named and both digests.
 func TestLevelMismatchIsRefused(t *testing.T) {
 	t.Parallel()
-	file := courtyard(t)
+	file := overlook(t)
 	srv := startServer(t, nil) // the built-in arena
 	arena := level.DefaultArena()
 	mine, err := client.LoadLevel(file, nil)
@@ -68,7 +68,7 @@ func TestLevelMismatchIsRefused(t *testing.T) {
 	_, err = client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "m", Name: "a", ServerCertSHA256: srv.CertSHA256(),
 		Input: scripted(func(*client.View) client.Intent { return client.Intent{} }), Level: file})
 	var le *client.LevelError
-	want := "level: the server plays arena (digest " + arena.Digest().String() + "), this client holds courtyard (digest " + mine.Digest.String() + ")"
+	want := "level: the server plays arena (digest " + arena.Digest().String() + "), this client holds overlook (digest " + mine.Digest.String() + ")"
 	if !errors.As(err, &le) || err.Error() != want {
 		t.Fatalf("dial with another level: %v\nwant %s", err, want)
 	}
@@ -120,7 +120,7 @@ func TestBadLevelRefusesToStart(t *testing.T) {
 // tuning sweep read its geometry.
 func TestShotsOnALevel(t *testing.T) {
 	t.Parallel()
-	file := courtyard(t)
+	file := overlook(t)
 	dir := t.TempDir()
 	srv := startServer(t, func(c *server.Config) {
 		c.Level.File = file
@@ -153,7 +153,7 @@ func TestShotsOnALevel(t *testing.T) {
 	})
 	tower = dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "yard", Name: "tower", Team: 1, Input: shooter, Loaded: lvl})
 	ready.Store(true)
-	if w := tower.Welcome(); w.Spawn != [3]float64{0, towerTop, -12} || w.Level != "courtyard" || level.Digest(w.LevelDigest) != lvl.Digest {
+	if w := tower.Welcome(); w.Spawn != [3]float64{0, towerTop, -12} || w.Level != "overlook" || level.Digest(w.LevelDigest) != lvl.Digest {
 		t.Fatalf("the shooter's Welcome: spawn %v, level %q", w.Spawn, w.Level)
 	}
 	stop := start(hidden, open, tower)
@@ -188,7 +188,7 @@ func TestShotsOnALevel(t *testing.T) {
 	if err != nil || !res.Verified {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
-	if ref := res.Setup.LevelRef; ref == nil || ref.Name != "courtyard" || ref.Digest != lvl.Digest.String() || res.Setup.Level == nil {
+	if ref := res.Setup.LevelRef; ref == nil || ref.Name != "overlook" || ref.Digest != lvl.Digest.String() || res.Setup.Level == nil {
 		t.Fatalf("the recording's level: %+v", ref)
 	}
 	triangles = res.Setup.Level.Triangles
@@ -213,7 +213,7 @@ func TestShotsOnALevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := f.Match(0)
-	if m.Level == nil || m.Level.Name != "courtyard" || len(m.Level.Tris) != len(triangles) || m.Level.High != wallTop {
+	if m.Level == nil || m.Level.Name != "overlook" || len(m.Level.Tris) != len(triangles) || m.Level.High != wallTop {
 		t.Errorf("the view's level: %+v", m.Level)
 	}
 	// The sweep judges the recorded hit in the recorded geometry: the

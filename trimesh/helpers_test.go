@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/internal/levelgen"
+	"github.com/rewind-gg/rewind/internal/stresslevel"
 )
 
 // The brute-force queries ask every triangle through the same per-triangle
@@ -166,27 +166,24 @@ func (g *gen) soup(n int) []Triangle {
 	return out
 }
 
-// boxMesh returns the 12 triangles of the box lo–hi, wound outward.
+// boxMesh, gridMesh and stressLevel are the geometry of package
+// stresslevel as this package's triangles.
+
 func boxMesh(lo, hi geom.Vec3, mask Mask) []Triangle {
-	return fromGen(levelgen.Box(lo, hi, uint8(mask)))
+	return fromStress(stresslevel.Box(lo, hi, uint8(mask)))
 }
 
-// gridMesh returns a heightfield of nx × nz square cells of size cell from
-// (x0, z0), with the heights h(i, j) at the grid's vertices
-// (levelgen.Grid).
 func gridMesh(nx, nz int, x0, z0, cell float64, h func(i, j int) float64, mask Mask) []Triangle {
-	return fromGen(levelgen.Grid(nx, nz, x0, z0, cell, h, uint8(mask)))
+	return fromStress(stresslevel.Grid(nx, nz, x0, z0, cell, h, uint8(mask)))
 }
 
-// stressLevel is the procedural level of the benchmarks and the random
-// tests (levelgen.Stress): terrain and boxes; masks 1 movement, 2 shots.
 func stressLevel(seed uint64, cells, boxes int) []Triangle {
-	return fromGen(levelgen.Stress(seed, cells, boxes))
+	return fromStress(stresslevel.Level(seed, cells, boxes))
 }
 
-func fromGen(in []levelgen.Triangle) []Triangle {
-	out := make([]Triangle, len(in))
-	for i, t := range in {
+func fromStress(ts []stresslevel.Triangle) []Triangle {
+	out := make([]Triangle, len(ts))
+	for i, t := range ts {
 		out[i] = Triangle{A: t.A, B: t.B, C: t.C, Mask: Mask(t.Mask)}
 	}
 	return out

@@ -1,8 +1,11 @@
-// Package levelgen makes procedural level geometry for tests and
-// benchmarks: boxes, heightfields, and a stress level of terrain and
-// boxes as large as a real map. It knows nothing of the packages that use
-// its triangles (trimesh, level), so that their own tests can use it.
-package levelgen
+// Package stresslevel builds procedural collision geometry for tests and
+// benchmarks: boxes, heightfield grids, and a stress level of rolling hills
+// with crates, walls and pillars on it, the same triangles from the same
+// seed on every run.
+//
+// It returns its own Triangle rather than trimesh's so that trimesh's own
+// tests can use it without an import cycle; a caller converts.
+package stresslevel
 
 import (
 	"math/rand/v2"
@@ -10,8 +13,8 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 )
 
-// Triangle is a triangle and its mask: bit 0 blocks movement, bit 1 blocks
-// shots (the bits of level.Blocks and of a level's trimesh.Mask).
+// Triangle is a triangle of generated geometry, with the mask bits a
+// trimesh.Triangle takes: 1 blocks movement, 2 blocks shots.
 type Triangle struct {
 	A, B, C geom.Vec3
 	Mask    uint8
@@ -65,14 +68,14 @@ func Grid(nx, nz int, x0, z0, cell float64, h func(i, j int) float64, mask uint8
 	return out
 }
 
-// Stress is a procedural level: a cells × cells heightfield of 1 m cells
-// centred on the origin (rolling hills from 0 to 4 m, a coarse random
-// lattice bilinearly interpolated) and boxes (crates, walls and pillars)
-// standing on it. Masks: 1 blocks movement, 2 blocks shots; the terrain and
-// most boxes are both, a tenth of the boxes only movement (a clip brush)
-// and a tenth only shots (a fence). Stress(7, 90, 320) has 20,040
-// triangles. The same seed gives the same level.
-func Stress(seed uint64, cells, boxes int) []Triangle {
+// Level is a procedural level for benchmarks and random tests: a
+// cells × cells heightfield of 1 m cells centred on the origin (rolling
+// hills from 0 to 4 m high, from a coarse random lattice bilinearly
+// interpolated) and boxes (crates, walls and pillars) standing on it. The
+// terrain and most boxes block both movement and shots (mask 3), a tenth of
+// the boxes only movement (1, a clip brush) and a tenth only shots (2, a
+// fence). Level(7, 90, 320) has 20,040 triangles.
+func Level(seed uint64, cells, boxes int) []Triangle {
 	rng := rand.New(rand.NewPCG(seed, 0x7269))
 	f := func(lo, hi float64) float64 { return lo + rng.Float64()*(hi-lo) }
 	const coarse = 8

@@ -8,8 +8,6 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 )
 
-func near(a, b geom.Vec3) bool { return a.Sub(b).Len() < 1e-12 }
-
 func TestStep(t *testing.T) {
 	p := Params{Speed: 6}
 	tests := []struct {
@@ -30,7 +28,7 @@ func TestStep(t *testing.T) {
 		var tf ecs.Transform
 		var v ecs.Velocity
 		Step(&tf, &v, &tt.in, 0.05, p)
-		if !near(tf.Pos, tt.want) {
+		if !near(tf.Pos, tt.want, 1e-12) {
 			t.Errorf("%s: %v, want %v", tt.name, tf.Pos, tt.want)
 		}
 	}
@@ -45,10 +43,10 @@ func TestArenaAndAim(t *testing.T) {
 	if tf.Pos.X != 50 || tf.Pitch != math.Pi/2 {
 		t.Errorf("arena clamp %v, pitch %v", tf.Pos, tf.Pitch)
 	}
-	if a := Aim(math.Pi/2, 0); !near(a, geom.V(1, 0, 0)) {
+	if a := Aim(math.Pi/2, 0); !near(a, geom.V(1, 0, 0), 1e-12) {
 		t.Errorf("aim at yaw 90°: %v", a)
 	}
-	if a := Aim(0, math.Pi/2); !near(a, geom.V(0, 1, 0)) {
+	if a := Aim(0, math.Pi/2); !near(a, geom.V(0, 1, 0), 1e-12) {
 		t.Errorf("aim straight up: %v", a)
 	}
 }
