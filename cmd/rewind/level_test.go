@@ -75,3 +75,23 @@ func TestLevelInspectRefuses(t *testing.T) {
 		}
 	}
 }
+
+// rewind serve, rewind demo and a scenario on a level that cannot be read:
+// each says which key or field and what is wrong, and exits 2 before
+// anything listens or runs.
+func TestBadLevelFlag(t *testing.T) {
+	bad := writeFile(t, "bad.glb", "not a level")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--level", bad, "--listen", "127.0.0.1:0", "--admin", ""}, "config: level.file: level: bad.glb:"},
+		{[]string{"demo", "--level", bad, "--duration", "1s"}, "demo: config: level.file: level: bad.glb:"},
+		{[]string{"scenario", writeFile(t, "s.json", `{"ticks": 1, "entities": [], "level": "bad.glb"}`)}, "scenario: level: level: bad.glb:"},
+	} {
+		code, stdout, stderr := runCmd(t, c.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying %q", c.args[0], code, stdout, stderr, c.want)
+		}
+	}
+}
