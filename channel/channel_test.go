@@ -1077,7 +1077,7 @@ func sealedVectors() []sealedVector {
 	in.Inputs[0] = protocol.Input{MoveX: 127, Yaw: 0x4000, Shot: 0, ViewLag: 0x0280}
 	in.Inputs[1] = protocol.Input{MoveX: 127, MoveZ: -127, Yaw: 0x4100, Buttons: 1, Shot: 7, ViewLag: 0x0280}
 	h := protocol.SnapshotHeader{Tick: 1005, Baseline: protocol.NoTick, InputAck: 1000, InputLead: 2,
-		Margin: protocol.NoMargin, Own: protocol.OwnState{Alive: true, Pos: [3]float64{-20, 0, 12.5}, Health: 100}}
+		Margin: protocol.NoMargin, Own: protocol.OwnState{Flags: protocol.OwnAlive, Pos: [3]float64{-20, 0, 12.5}, Health: 100}}
 	snap := protocol.AppendSnapshot(nil, &h, nil, &protocol.State{}, &protocol.State{})
 	return []sealedVector{
 		{"client → server, the first packet: an input datagram", testKey(0x00), 0x2a5f19c3, 0, protocol.AppendInputPacket(nil, &in)},

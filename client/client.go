@@ -122,6 +122,10 @@ type Intent struct {
 	Fire         bool
 	Reload       bool
 	Weapon       uint8 // a weapon id of the Welcome's loadout
+	// Jump, Crouch and Sprint are held buttons (movement.Input): a jump
+	// needs Jump down after a tick with it up; crouched while Crouch is
+	// down; Sprint runs faster with the stick forward, standing.
+	Jump, Crouch, Sprint bool
 }
 
 // HitMarker is a hit of the player's the server confirmed.
@@ -152,7 +156,7 @@ type Client struct {
 	welcome   protocol.Welcome
 	welcomeAt time.Time     // when the Welcome arrived: the server clock has run since
 	joinRTT   time.Duration // from the Join written to the Welcome read
-	params    movement.Params
+	char      movement.Character // the player's class's, from the Welcome
 	level     *Level
 	dt        time.Duration
 
@@ -168,8 +172,8 @@ type Client struct {
 	tick       int64 // the next tick to predict
 	firstTick  int64
 	ring       [ringSize]frame
-	tf         ecs.Transform
-	vel        ecs.Velocity
+	state      movement.State // predicted, after the last tick predicted
+	yaw, pitch float64        // the aim of the last tick predicted
 	alive      bool
 	health     float32
 	offset     geom.Vec3 // display error being smoothed away
@@ -245,7 +249,7 @@ type frame struct {
 	tick   int64
 	q      protocol.Input // as sent
 	in     ecs.Input      // as the server will apply it
-	pos    geom.Vec3      // the predicted position after it
+	st     movement.State // the predicted state after it
 	seq    uint32         // the shot's index in the spread sequence, when it fired
 	shots  uint32         // shots fired through this tick, as predicted (the server's own count corrects it)
 	offset float64        // the input clock's offset when the input was produced
@@ -439,8 +443,11 @@ func (c *Client) join(ctx context.Context) error {
 	c.welcome, c.welcomeAt = w, time.Now()
 	c.joinRTT = c.welcomeAt.Sub(sent)
 	c.dt = time.Second / time.Duration(w.TickRate)
-	c.params = movement.Params{Speed: w.Speed, Arena: w.Arena.AABB()}
-	c.tf.Pos = geom.FromArray(w.Spawn)
+	if c.char, err = CharacterOf(&w); err != nil {
+		return fmt.Errorf("client: welcome: %w", err)
+	}
+	c.state = movement.State{Pos: geom.FromArray(w.Spawn)}
+	c.yaw = protocol.YawValue(w.SpawnYaw)
 	c.alive = true
 	for _, wi := range w.Weapons {
 		c.defs = append(c.defs, weapons.Definition{Name: wi.Name, Kind: wi.Kind, FireInterval: int(wi.FireInterval),
@@ -464,6 +471,23 @@ func (c *Client) join(ctx context.Context) error {
 
 // Welcome returns what the server said at the join.
 func (c *Client) Welcome() protocol.Welcome { return c.welcome }
+
+// CharacterOf returns the character a Welcome says its player moves as:
+// its class's movement and the match's capsule. An error names the value
+// out of range (movement.Character.Validate).
+func CharacterOf(w *protocol.Welcome) (movement.Character, error) {
+	m := &w.Movement
+	c := movement.Character{RunSpeed: m.RunSpeed, SprintSpeed: m.SprintSpeed, CrouchSpeed: m.CrouchSpeed,
+		GroundAccel: m.GroundAccel, AirAccel: m.AirAccel, AirWishSpeed: m.AirWishSpeed, Friction: m.Friction,
+		StopSpeed: m.StopSpeed, Gravity: m.Gravity, JumpHeight: m.JumpHeight, StepHeight: m.StepHeight,
+		MaxSlope: m.MaxSlope, Radius: w.Radius, Height: w.Height, CrouchHeight: w.CrouchHeight,
+		EyeHeight: w.EyeHeight, CrouchEyeHeight: w.CrouchEyeHeight, Skin: m.Skin}
+	return c, c.Validate()
+}
+
+// Character returns the character the player moves as (CharacterOf its
+// Welcome).
+func (c *Client) Character() movement.Character { return c.char }
 
 // ID returns the player's entity id.
 func (c *Client) ID() uint32 { return c.welcome.Player }
@@ -661,6 +685,14 @@ func (c *Client) step() {
 		Weapon:  intent.Weapon,
 		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.view.RenderTime), // the time shown
 	}
+	for _, b := range [...]struct {
+		held bool
+		bit  uint8
+	}{{intent.Jump, ecs.ButtonJump}, {intent.Crouch, ecs.ButtonCrouch}, {intent.Sprint, ecs.ButtonSprint}} {
+		if b.held {
+			f.q.Buttons |= b.bit
+		}
+	}
 	if c.alive && int(intent.Weapon) < len(c.defs) {
 		def := &c.defs[intent.Weapon]
 		if intent.Reload {
@@ -680,9 +712,10 @@ func (c *Client) step() {
 	f.offset = c.clock.offset
 	f.in = f.q.Value(c.tick)
 	if c.alive {
-		movement.Step(&c.tf, &c.vel, &f.in, c.dt.Seconds(), c.params)
+		c.yaw, c.pitch = movement.Look(f.in.Yaw, f.in.Pitch)
+		movement.Move(&c.char, &c.state, f.in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
 	}
-	f.pos = c.tf.Pos
+	f.st = c.state
 	if f.q.Buttons&ecs.ButtonFire != 0 {
 		c.fired(f)
 	}
@@ -694,7 +727,7 @@ func (c *Client) step() {
 	c.stats.Settling = c.settling()
 	c.mu.Lock()
 	c.published = c.stats
-	c.prediction = Prediction{Tick: c.tick, Pos: c.tf.Pos, Acked: c.ackedInput, Server: c.serverPos}
+	c.prediction = Prediction{Tick: c.tick, Pos: c.state.Pos, State: c.state, Acked: c.ackedInput, Server: c.serverPos}
 	c.mu.Unlock()
 	c.tick++
 }
@@ -761,8 +794,12 @@ func (c *Client) onEvent(ev protocol.Event) {
 			}
 			c.marker(&hc, false)
 		}
-	case protocol.EventKill:
+	case protocol.EventRespawn:
 		if ev.Player == c.welcome.Player {
+			c.yaw, c.pitch = protocol.YawValue(ev.Yaw), 0 // facing the way the spawn does
+		}
+	case protocol.EventKill:
+		if ev.Player == c.welcome.Player && ev.Other != ev.Player {
 			c.stats.Kills++
 		}
 		if ev.Other == c.welcome.Player {

@@ -6,62 +6,130 @@ import (
 	"time"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 )
 
-// predicting returns a client that predicted ticks 5 to 9 running along +Z
-// at 0.3 m a tick.
-func predicting() *Client {
-	c := &Client{dt: 50 * time.Millisecond, params: movement.Params{Speed: 6}, alive: true}
+// predicting returns a client on the arena that predicted ticks 5 to 9
+// running along +Z from standing.
+func predicting(t *testing.T) *Client {
+	t.Helper()
+	lvl, err := LoadLevel("arena", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Client{dt: 50 * time.Millisecond, char: movement.DefaultCharacter(), alive: true, level: lvl}
 	for i := range c.ring {
 		c.ring[i].tick = -1
 	}
 	c.tick, c.firstTick = 5, 5
 	for ; c.tick < 10; c.tick++ {
 		f := &c.ring[c.tick%ringSize]
-		*f = frame{tick: c.tick, in: ecs.Input{Tick: c.tick, MoveZ: 1}}
-		movement.Step(&c.tf, &c.vel, &f.in, c.dt.Seconds(), c.params)
-		f.pos = c.tf.Pos
+		*f = frame{tick: c.tick, in: forward(c.tick)}
+		c.move(&c.state, &f.in)
+		f.st = c.state
 	}
 	return c
 }
 
+func forward(tick int64) ecs.Input { return ecs.Input{Tick: tick, MoveZ: 1} }
+
+// move is one tick of movement as the server makes it.
+func (c *Client) move(st *movement.State, in *ecs.Input) {
+	movement.Move(&c.char, st, in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
+}
+
+// own is a snapshot's own state of st.
+func own(st movement.State) protocol.OwnState {
+	return protocol.OwnState{Flags: protocol.OwnFlags(true, st.Crouched, st.JumpHeld), Pos: st.Pos.Array(), Vel: st.Vel.Array()}
+}
+
 // The ticks a clock jump skips get no input, so the server roots the player
-// through them; a snapshot from before the jump still corrects the
-// prediction, replaying the inputs before the jump and standing through
-// the ticks skipped.
+// through them (an empty input: it slows down); a snapshot from before the
+// jump still corrects the prediction, replaying the inputs before the jump
+// and the empty ones of the ticks skipped.
 func TestSnapshotFromBeforeAJumpCorrects(t *testing.T) {
-	c := predicting()
+	c := predicting(t)
 	c.jump(5) // ticks 10..14 skipped; predicting 15 next
 	if c.tick != 15 || c.firstTick != 15 {
 		t.Fatalf("after the jump: tick %d, first tick %d", c.tick, c.firstTick)
 	}
-	if z := c.tf.Pos.Z; math.Abs(z-1.5) > 1e-12 {
-		t.Fatalf("predicted z %v, want 1.5", z)
+	// What the server does: ticks 5 and 6 forward, 7 rooted (its input
+	// lost), 8 and 9 forward, 10 to 14 rooted.
+	var server movement.State
+	ref := &Client{dt: c.dt, char: c.char, level: c.level}
+	var at7 movement.State
+	for tick := int64(5); tick < 15; tick++ {
+		in := ecs.Input{Tick: tick}
+		if tick < 10 && tick != 7 {
+			in = forward(tick)
+		}
+		ref.move(&server, &in)
+		if tick == 7 {
+			at7 = server
+		}
 	}
-	// The server lost input 7: after tick 7 the player stands at 0.6.
-	h := protocol.SnapshotHeader{Tick: 7, InputAck: 6, Own: protocol.OwnState{Alive: true, Pos: [3]float64{0, 0, 0.6}}}
+	if c.state.Pos.Z <= server.Pos.Z {
+		t.Fatalf("predicted z %v, the server's %v: the lost input should make the difference", c.state.Pos.Z, server.Pos.Z)
+	}
+	h := protocol.SnapshotHeader{Tick: 7, InputAck: 6, Own: own(at7)}
 	c.reconcile(&h)
 	if c.stats.Corrections != 1 {
 		t.Errorf("corrections %d, want 1", c.stats.Corrections)
 	}
-	// 0.6, then inputs 8 and 9, then five rooted ticks.
-	if z := c.tf.Pos.Z; math.Abs(z-1.2) > 1e-12 {
-		t.Errorf("corrected z %v, want 1.2", z)
+	if c.state != server {
+		t.Errorf("corrected to %+v, want %+v", c.state, server)
 	}
-	if f := &c.ring[14]; f.tick != 14 || math.Abs(f.pos.Z-1.2) > 1e-12 {
-		t.Errorf("skipped tick 14 recorded as %+v, want tick 14 at z 1.2", f)
+	if f := &c.ring[14]; f.tick != 14 || f.st != server {
+		t.Errorf("skipped tick 14 recorded as %+v, want tick 14 at %+v", f, server)
+	}
+	// A snapshot that agrees corrects nothing.
+	h = protocol.SnapshotHeader{Tick: 9, InputAck: 9, Own: own(c.ring[9].st)}
+	c.reconcile(&h)
+	if c.stats.Corrections != 1 {
+		t.Errorf("a snapshot that agrees: corrections %d, want 1", c.stats.Corrections)
+	}
+}
+
+// A difference in any part of the movement state corrects: the velocity,
+// crouched, jump held (each changes what the next tick does).
+func TestEveryPartOfTheStateCorrects(t *testing.T) {
+	for name, change := range map[string]func(*movement.State){
+		"velocity":  func(s *movement.State) { s.Vel.X += 1e-3 },
+		"crouched":  func(s *movement.State) { s.Crouched = !s.Crouched },
+		"jump held": func(s *movement.State) { s.JumpHeld = !s.JumpHeld },
+		"position":  func(s *movement.State) { s.Pos.Z += 2e-6 },
+	} {
+		c := predicting(t)
+		st := c.ring[8].st
+		change(&st)
+		h := protocol.SnapshotHeader{Tick: 8, InputAck: 8, Own: own(st)}
+		c.reconcile(&h)
+		want := st
+		in := forward(9)
+		c.move(&want, &in)
+		if c.stats.Corrections != 1 || c.state != want {
+			t.Errorf("%s: corrections %d, state %+v, want 1 and %+v", name, c.stats.Corrections, c.state, want)
+		}
+	}
+	c := predicting(t)
+	st := c.ring[8].st
+	st.Pos.Z += 5e-7 // within the tolerance
+	c.reconcile(&protocol.SnapshotHeader{Tick: 8, InputAck: 8, Own: own(st)})
+	if c.stats.Corrections != 0 {
+		t.Errorf("5e-7 m off: corrections %d, want none", c.stats.Corrections)
 	}
 }
 
 // A snapshot older than anything predicted since Run began changes nothing.
 func TestSnapshotBeforeTheFirstPredictionIsIgnored(t *testing.T) {
-	c := predicting()
-	h := protocol.SnapshotHeader{Tick: 3, InputAck: protocol.NoTick, Own: protocol.OwnState{Alive: true, Pos: [3]float64{9, 9, 9}}}
+	c := predicting(t)
+	before := c.state
+	h := protocol.SnapshotHeader{Tick: 3, InputAck: protocol.NoTick, Own: protocol.OwnState{Flags: protocol.OwnAlive, Pos: [3]float64{9, 9, 9}}}
 	c.reconcile(&h)
-	if c.stats.Corrections != 0 || math.Abs(c.tf.Pos.Z-1.5) > 1e-12 {
-		t.Errorf("corrections %d, z %v: want none, 1.5", c.stats.Corrections, c.tf.Pos.Z)
+	if c.stats.Corrections != 0 || c.state != before {
+		t.Errorf("corrections %d, state %+v: want none, %+v", c.stats.Corrections, c.state, before)
 	}
 }
 

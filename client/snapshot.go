@@ -6,15 +6,16 @@ import (
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
-// correctionThreshold is the prediction error, in metres, above which the
-// client rewinds and replays. Client and server run the same float64 code on
-// the same quantised inputs, so any real misprediction (a lost input, a
-// respawn) is far larger.
+// correctionThreshold is the prediction error, in metres (and metres per
+// second for the velocity), above which the client rewinds and replays.
+// Client and server run the same float64 code on the same quantised inputs,
+// so any real misprediction (a lost input, a respawn) is far larger.
 const correctionThreshold = 1e-6
 
 // snapThreshold is the correction beyond which the display snaps instead of
@@ -166,13 +167,16 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 
 // jump moves the input clock j ticks (ahead when positive). Nothing from
 // before the jump is sent again. The ticks skipped get no input, so the
-// server roots the player through them: the ring records them so, and a
-// snapshot from before the jump still corrects the prediction.
+// server roots the player through them (moves it with an empty input: no
+// stick, no button): the ring records them so, and a snapshot from before
+// the jump still corrects the prediction.
 func (c *Client) jump(j int64) {
-	for t := max(c.tick, c.tick+j-ringSize); t < c.tick+j; t++ {
-		f := &c.ring[t%ringSize]
-		*f = frame{tick: t, in: ecs.Input{Tick: t, Yaw: c.tf.Yaw, Pitch: c.tf.Pitch}, pos: c.tf.Pos,
-			shots: c.arsenal.Fired, offset: c.clock.offset}
+	for t := c.tick; t < c.tick+j; t++ {
+		in := ecs.Input{Tick: t, Yaw: c.yaw, Pitch: c.pitch}
+		if c.alive {
+			movement.Move(&c.char, &c.state, in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
+		}
+		c.ring[t%ringSize] = frame{tick: t, in: in, st: c.state, shots: c.arsenal.Fired, offset: c.clock.offset}
 	}
 	c.tick += j
 	c.clock.offset += float64(j)
@@ -196,21 +200,22 @@ const (
 	maxMarginAhead  = 32
 )
 
-// reconcile compares the server's state after the last input it processed
-// with the prediction for that tick, and on a difference rewinds to the
-// server's state and replays the inputs since.
+// reconcile compares the server's state after the snapshot's tick with the
+// prediction for that tick, and on a difference rewinds to the server's
+// state and replays the inputs since.
 func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	c.health = h.Own.Health
-	server := geom.FromArray(h.Own.Pos)
-	c.serverPos = server
+	server := movement.State{Pos: geom.FromArray(h.Own.Pos), Vel: geom.FromArray(h.Own.Vel),
+		Crouched: h.Own.Crouched(), JumpHeld: h.Own.JumpHeld()}
+	c.serverPos = server.Pos
 	wasAlive := c.alive
-	c.alive = h.Own.Alive
+	c.alive = h.Own.Alive()
 	if h.InputAck != protocol.NoTick {
 		c.ackedInput = max(c.ackedInput, int64(h.InputAck))
 	}
 	c.reconcileShots(h)
 	if !c.alive {
-		c.tf.Pos, c.offset = server, geom.Vec3{}
+		c.state, c.offset = server, geom.Vec3{}
 		return
 	}
 	if !wasAlive {
@@ -229,30 +234,34 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	if f.tick != k || k >= c.tick {
 		return // not predicted (yet, or any more)
 	}
-	errLen := server.Sub(f.pos).Len()
-	if errLen <= correctionThreshold && wasAlive {
+	errLen := server.Pos.Sub(f.st.Pos).Len()
+	if !wasAlive {
+		c.stats.Respawns++ // back to life where the server put it: no misprediction
+	} else if errLen <= correctionThreshold && server.Vel.Sub(f.st.Vel).Len() <= correctionThreshold &&
+		server.Crouched == f.st.Crouched && server.JumpHeld == f.st.JumpHeld {
 		return
+	} else {
+		c.stats.Corrections++
+		c.stats.MaxCorrection = max(c.stats.MaxCorrection, errLen)
 	}
-	displayed := c.tf.Pos.Add(c.offset)
-	tf := ecs.Transform{Pos: server, Yaw: f.in.Yaw, Pitch: f.in.Pitch}
-	var vel ecs.Velocity
-	f.pos = server
+	displayed := c.state.Pos.Add(c.offset)
+	st := server
+	f.st = st
 	dt := c.dt.Seconds()
 	for t := k + 1; t < c.tick; t++ {
 		g := &c.ring[t%ringSize]
-		if g.tick != t {
-			continue // never predicted: nothing moved
+		in := g.in
+		if g.tick != t { // never predicted: the server rooted it
+			in = ecs.Input{Tick: t, Yaw: f.in.Yaw, Pitch: f.in.Pitch}
 		}
-		movement.Step(&tf, &vel, &g.in, dt, c.params)
-		g.pos = tf.Pos
+		movement.Move(&c.char, &st, in.Movement(), dt, c.level.Mesh, level.MovementMask)
+		g.st = st
 	}
-	c.tf.Pos = tf.Pos
-	c.offset = displayed.Sub(c.tf.Pos)
+	c.state = st
+	c.offset = displayed.Sub(c.state.Pos)
 	if c.offset.Len() > snapThreshold {
 		c.offset = geom.Vec3{}
 	}
-	c.stats.Corrections++
-	c.stats.MaxCorrection = max(c.stats.MaxCorrection, errLen)
 }
 
 // reconcileShots takes the server's weapons and count of the player's

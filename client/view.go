@@ -34,32 +34,50 @@ type Self struct {
 	Predict geom.Vec3 // predicted
 	Yaw     float64
 	Pitch   float64
+	// Motion is the predicted movement state (velocity, crouched, on the
+	// ground and the ground's normal).
+	Motion movement.State
 }
 
 // Player is a remote player as shown.
 type Player struct {
-	ID     uint32
-	Team   uint8
-	Alive  bool
-	Health uint8
-	Pos    geom.Vec3 // feet
-	Yaw    float64
-	Pitch  float64
+	ID       uint32
+	Team     uint8
+	Alive    bool
+	Crouched bool // its capsule is the Welcome's crouch_height tall
+	Health   uint8
+	Pos      geom.Vec3 // feet
+	Yaw      float64
+	Pitch    float64
 }
 
-// Capsule returns the player's hitbox as the client shows it.
+// Capsule returns the player's hitbox as the client shows it: standing, or
+// crouched.
 func (v *View) Capsule(p *Player) geom.Capsule {
-	return ecs.Hitbox{Radius: v.Welcome.Radius, Height: v.Welcome.Height}.Capsule(p.Pos)
+	return hitbox(v.Welcome).Capsule(p.Pos, p.Crouched)
 }
 
-// Eye returns where the local player's shots start.
-func (v *View) Eye() geom.Vec3 { return v.Self.Predict.Add(geom.V(0, v.Welcome.EyeHeight, 0)) }
+// hitbox is every player's hitbox, as the Welcome gives it.
+func hitbox(w *protocol.Welcome) ecs.Hitbox {
+	return ecs.Hitbox{Radius: w.Radius, Height: w.Height, HeadHeight: w.HeadHeight, CrouchHeight: w.CrouchHeight}
+}
+
+// Eye returns where the local player's shots start: its predicted feet,
+// plus the eye height standing or crouched.
+func (v *View) Eye() geom.Vec3 { return eye(v.Welcome, v.Self.Predict, v.Self.Motion.Crouched) }
+
+func eye(w *protocol.Welcome, feet geom.Vec3, crouched bool) geom.Vec3 {
+	if crouched {
+		return feet.Add(geom.V(0, w.CrouchEyeHeight, 0))
+	}
+	return feet.Add(geom.V(0, w.EyeHeight, 0))
+}
 
 func (c *Client) buildView() {
 	v := &c.view
 	v.Tick, v.RenderTime, v.Level, v.Welcome = c.tick, c.renderTime, c.level, &c.welcome
 	v.Self = Self{ID: c.welcome.Player, Team: c.welcome.Team, Alive: c.alive, Health: c.health,
-		Pos: c.tf.Pos.Add(c.offset), Predict: c.tf.Pos, Yaw: c.tf.Yaw, Pitch: c.tf.Pitch}
+		Pos: c.state.Pos.Add(c.offset), Predict: c.state.Pos, Yaw: c.yaw, Pitch: c.pitch, Motion: c.state}
 	v.Players = v.Players[:0]
 	a, b, frac := c.interpolated(c.renderTime)
 	if a == nil {
@@ -93,7 +111,8 @@ func (c *Client) buildView() {
 		return x.Flags&protocol.FlagAlive != 0 && y.Flags&protocol.FlagAlive != 0 && x.Flags&protocol.FlagTeleports == y.Flags&protocol.FlagTeleports
 	}
 	for _, pa := range a.Players {
-		p := Player{ID: pa.ID, Team: pa.State.Team, Alive: pa.State.Flags&protocol.FlagAlive != 0, Health: pa.State.Health,
+		p := Player{ID: pa.ID, Team: pa.State.Team, Alive: pa.State.Flags&protocol.FlagAlive != 0,
+			Crouched: pa.State.Flags&protocol.FlagCrouched != 0, Health: pa.State.Health,
 			Pos: protocol.VecValue(pa.State.Pos), Yaw: protocol.YawValue(pa.State.Yaw), Pitch: protocol.PitchValue(pa.State.Pitch)}
 		switch {
 		case b != nil:
@@ -127,7 +146,7 @@ func (c *Client) fired(f *frame) {
 		c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, valid: true}
 		return
 	}
-	o := f.pos.Add(geom.V(0, c.welcome.EyeHeight, 0))
+	o := eye(&c.welcome, f.st.Pos, f.st.Crouched)
 	aim := movement.Aim(f.in.Yaw, f.in.Pitch)
 	r := shotRecord{shot: f.q.Shot, tick: f.tick, hitscan: true, valid: true}
 	key := spread.Key(c.welcome.SpreadSeed, c.welcome.Player, f.seq)
@@ -180,8 +199,9 @@ type Stats struct {
 	Snapshots        uint64 // decoded
 	FullSnapshots    uint64
 	SnapshotsDropped uint64 // undecodable (baseline gone) or malformed
-	Corrections      uint64 // prediction rewinds
+	Corrections      uint64 // prediction rewinds while alive: the server's state after a tick differed from the prediction (a lost input)
 	MaxCorrection    float64
+	Respawns         uint64 // predictions restarted from the server's state as the player came back to life
 	ClockJumps       uint64
 	ShotsFired       uint64
 	HitsSeen         uint64 // hitscan shots that hit an enemy on the client's screen
@@ -271,8 +291,9 @@ func (c *Client) Stats() Stats {
 
 // Prediction is the local player's predicted state at the end of a tick.
 type Prediction struct {
-	Tick  int64     // the last tick predicted
-	Pos   geom.Vec3 // the predicted position after it
+	Tick  int64          // the last tick predicted
+	Pos   geom.Vec3      // the predicted position after it
+	State movement.State // the predicted movement state after it
 	Acked int64     // the newest input tick the server has processed
 	// Server is the server's position after Acked, from the newest snapshot.
 	Server geom.Vec3

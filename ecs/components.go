@@ -7,6 +7,7 @@ import (
 	arche "github.com/mlange-42/arche/ecs"
 
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/movement"
 )
 
 // Entity identifies an entity of a room's World (index and generation).
@@ -52,19 +53,49 @@ type Player struct {
 type Team struct{ ID uint8 }
 
 // Hitbox is a player's rewindable collider: a vertical capsule standing on
-// Transform.Pos, of Radius and total Height. HeadHeight > 0 marks the top
-// HeadHeight metres as the head (for headshot multipliers).
+// Transform.Pos, of Radius and total Height (CrouchHeight while crouched).
+// HeadHeight > 0 marks the top HeadHeight metres as the head (for headshot
+// multipliers), standing or crouched.
 type Hitbox struct {
 	Radius, Height, HeadHeight float64
+	// CrouchHeight is the capsule's height while the player is crouched;
+	// 0: Height (a player that never crouches).
+	CrouchHeight float64
+}
+
+// Top returns how far above the feet the hitbox reaches, crouched or not.
+func (h Hitbox) Top(crouched bool) float64 {
+	if crouched && h.CrouchHeight > 0 {
+		return h.CrouchHeight
+	}
+	return h.Height
 }
 
 // Capsule returns the hitbox's capsule when its feet are at pos.
-func (h Hitbox) Capsule(pos geom.Vec3) geom.Capsule {
+func (h Hitbox) Capsule(pos geom.Vec3, crouched bool) geom.Capsule {
 	return geom.Capsule{
 		A:      geom.Vec3{X: pos.X, Y: pos.Y + h.Radius, Z: pos.Z},
-		B:      geom.Vec3{X: pos.X, Y: pos.Y + h.Height - h.Radius, Z: pos.Z},
+		B:      geom.Vec3{X: pos.X, Y: pos.Y + h.Top(crouched) - h.Radius, Z: pos.Z},
 		Radius: h.Radius,
 	}
+}
+
+// Motion is the part of a player's movement state (package movement's
+// State) that its Transform and Velocity do not hold, and which character
+// it moves as. The Movement system reads and writes it every tick.
+type Motion struct {
+	// Class is the index of the player's class in the room's catalogue
+	// (weapons.Catalog.Classes): its Movement is the player's character.
+	Class int
+	// Crouched and JumpHeld carry over from tick to tick (movement.State);
+	// OnGround and Ground (the ground's normal) are what the last tick
+	// ended on.
+	Crouched, JumpHeld, OnGround bool
+	Ground                       geom.Vec3
+	// Left is where the Movement system left the feet at the end of its
+	// last tick (as the player spawned, before the first): a player found
+	// anywhere else was put there (a respawn, a teleport), not moved.
+	Left geom.Vec3
 }
 
 // Health is what a damageable entity has left. Max 0 means the entity cannot
@@ -80,6 +111,7 @@ type Life struct {
 	Dead      bool
 	RespawnAt int64     // the tick it respawns at
 	Spawn     geom.Vec3 // where it (re)spawns
+	SpawnYaw  float64   // which way it faces there
 	// InvulnerableUntil is the first tick it can be damaged again after a
 	// respawn.
 	InvulnerableUntil int64
@@ -286,6 +318,9 @@ type StaticGeometry struct{ Triangles int }
 const (
 	ButtonFire uint8 = 1 << iota
 	ButtonReload
+	ButtonJump   // held: a jump when pressed on the ground (movement.Input.Jump)
+	ButtonCrouch // held: crouched while down (movement.Input.Crouch)
+	ButtonSprint // held: sprint speed with the stick forward (movement.Input.Sprint)
 )
 
 // Input is a player's input for one tick: State(n) + Input(n) = State(n+1).
@@ -303,6 +338,14 @@ type Input struct {
 	// ticks: what it measured of the client when the input arrived (0: no
 	// bound but the room's cap and the window).
 	Earliest float64
+}
+
+// Movement returns what the input asks of the player's movement: the
+// stick, the aim and the jump, crouch and sprint buttons. The server moves
+// a player with it, and a client predicts with it.
+func (in *Input) Movement() movement.Input {
+	return movement.Input{MoveX: in.MoveX, MoveZ: in.MoveZ, Yaw: in.Yaw, Pitch: in.Pitch,
+		Jump: in.Buttons&ButtonJump != 0, Crouch: in.Buttons&ButtonCrouch != 0, Sprint: in.Buttons&ButtonSprint != 0}
 }
 
 // InputQueueLen is how many ticks of inputs a player can have waiting: at

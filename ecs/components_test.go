@@ -24,7 +24,7 @@ func TestViewTimeSplitIsExact(t *testing.T) {
 }
 
 func TestHitboxCapsule(t *testing.T) {
-	c := Hitbox{Radius: 0.4, Height: 1.8}.Capsule(geom.V(1, 2, 3))
+	c := Hitbox{Radius: 0.4, Height: 1.8}.Capsule(geom.V(1, 2, 3), false)
 	if c.A != geom.V(1, 2.4, 3) || c.B != geom.V(1, 3.4, 3) || c.Radius != 0.4 {
 		t.Errorf("capsule %+v", c)
 	}

@@ -164,17 +164,23 @@ type ClampEvent struct {
 	Tick    int64
 }
 
-// KillEvent is a player's death.
+// KillEvent is a player's death. A player the level killed (its feet in a
+// kill volume, or out of the level's bounds) is its own killer, with weapon
+// NoWeapon.
 type KillEvent struct {
 	Killer, Victim Entity
 	Weapon         uint16
 	Tick           int64
 }
 
-// RespawnEvent is a player coming back to life.
+// NoWeapon is the weapon of a death no weapon dealt: the level's.
+const NoWeapon = ^uint16(0)
+
+// RespawnEvent is a player coming back to life, at Pos facing Yaw.
 type RespawnEvent struct {
 	Player Entity
 	Pos    geom.Vec3
+	Yaw    float64
 	Tick   int64
 }
 

@@ -279,6 +279,8 @@ type Pose struct {
 	Team   uint8
 	Hitbox ecs.Hitbox
 	Pos    geom.Vec3 // feet
+	// Crouched lowers the capsule's top to Hitbox.CrouchHeight.
+	Crouched bool
 	// Teleport marks a pose not reached by moving from the tick before (a
 	// respawn, a move longer than physics allows): the time machine never
 	// interpolates into it.
@@ -310,10 +312,10 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 		}
 		c := &w.cols[i]
 		c.Entity, c.Owner, c.Team, c.Kind = p.Entity, p.Entity, p.Team, KindHitbox
-		c.Capsule = p.Hitbox.Capsule(p.Pos)
+		c.Capsule = p.Hitbox.Capsule(p.Pos, p.Crouched)
 		c.HeadY = math.Inf(1)
 		if p.Hitbox.HeadHeight > 0 {
-			c.HeadY = p.Pos.Y + p.Hitbox.Height - p.Hitbox.HeadHeight
+			c.HeadY = p.Pos.Y + p.Hitbox.Top(p.Crouched) - p.Hitbox.HeadHeight
 		}
 		c.bounds = c.Capsule.Bounds()
 		c.epoch = w.epoch

@@ -78,8 +78,9 @@ func (h *History) PoseAt(tick int64, e ecs.Entity) (Pose, bool) {
 // it with the time actually used: each entity recorded at ⌊t⌋ stands at the
 // interpolation of its poses at ⌊t⌋ and ⌊t⌋+1 by the fraction of t (at its
 // ⌊t⌋ pose if it was not recorded at ⌊t⌋+1, or if its ⌊t⌋+1 pose is a
-// teleport: nobody ever stood between the two); entities not recorded at
-// ⌊t⌋ are absent. A time outside the history is clamped to the oldest or
+// teleport: nobody ever stood between the two), crouched as it was at ⌊t⌋
+// (a client shows a remote player's flags of the earlier snapshot too);
+// entities not recorded at ⌊t⌋ are absent. A time outside the history is clamped to the oldest or
 // newest frame. This is what the TimeMachine places, and what tools that
 // show a rewind draw.
 func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {

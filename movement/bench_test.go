@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/stresslevel"
 )
@@ -15,7 +14,8 @@ import (
 // inputs like a player's (turning, crouching, sprinting, a jump every 2.5
 // s) at 20 Hz
 // on a flat floor, on a small level and on the 20,040-triangle stress
-// level, each walled in, with the flat Step the server calls today as the
+// level, each walled in, with the flat movement the server ran before the
+// controller (flatStep: a fixed speed on a square, no walls) as the
 // baseline, timed in the same loop on the same inputs. (A player that got
 // out anyway would start again where it spawned.)
 func BenchmarkMove(b *testing.B) {
@@ -49,23 +49,21 @@ func BenchmarkMove(b *testing.B) {
 		}
 		const script = 1024
 		ins := make([][]Input, players)
-		old := make([][]ecs.Input, players)
+		old := make([][]Input, players)
 		for p := range ins {
 			g := newInputs(uint64(p))
-			ins[p], old[p] = make([]Input, script), make([]ecs.Input, script)
+			ins[p], old[p] = make([]Input, script), make([]Input, script)
 			for i := range script {
 				in := g.next()
 				in.Jump = i%50 < 2 // a jump every 2.5 s
 				ins[p][i] = in
-				old[p][i] = ecs.Input{MoveX: in.MoveX, MoveZ: in.MoveZ, Yaw: in.Yaw, Pitch: in.Pitch}
+				old[p][i] = Input{MoveX: in.MoveX, MoveZ: in.MoveZ, Yaw: in.Yaw, Pitch: in.Pitch}
 			}
 		}
 		b.Run(fmt.Sprintf("%s-%dtris", lv.name, m.Len()), func(b *testing.B) {
 			c := DefaultCharacter()
 			states := append([]State(nil), spawns...)
-			tfs := make([]ecs.Transform, players)
-			vels := make([]ecs.Velocity, players)
-			stepParams := Params{Speed: c.RunSpeed, Arena: geom.AABB{Min: bounds.Min, Max: bounds.Max}}
+			flats := make([]geom.Vec3, players)
 			var tMove, tStep time.Duration
 			ticks, airborne := 0, 0
 			b.ReportAllocs()
@@ -76,8 +74,8 @@ func BenchmarkMove(b *testing.B) {
 					Move(&c, &states[p], ins[p][k], dt, m, 1)
 				}
 				mid := time.Now()
-				for p := range tfs {
-					Step(&tfs[p], &vels[p], &old[p][k], dt, stepParams)
+				for p := range flats {
+					flatStep(&flats[p], &old[p][k], dt, c.RunSpeed, bounds)
 				}
 				tMove, tStep = tMove+mid.Sub(start), tStep+time.Since(mid)
 				for p := range states {
@@ -99,4 +97,12 @@ func BenchmarkMove(b *testing.B) {
 			b.ReportMetric(float64(airborne)/n, "airborne")
 		})
 	}
+}
+
+// flatStep is the flat movement the server ran before the controller: the
+// stick at a fixed speed, the feet kept inside bounds on X and Z.
+func flatStep(pos *geom.Vec3, in *Input, dt, speed float64, bounds geom.AABB) {
+	*pos = pos.AddScaled(stick(in.MoveX, in.MoveZ, in.Yaw), speed*dt)
+	pos.X = min(max(pos.X, bounds.Min.X), bounds.Max.X)
+	pos.Z = min(max(pos.Z, bounds.Min.Z), bounds.Max.Z)
 }

@@ -87,11 +87,50 @@ func DefaultCharacter() Character {
 	}
 }
 
+// FieldError is a Character value out of range: Key is its key, Msg what
+// is wrong with it.
+type FieldError struct {
+	Key, Msg string
+}
+
+func (e *FieldError) Error() string { return "movement: " + e.Key + ": " + e.Msg }
+
+// Param is one of a Character's values, by its key.
+type Param struct {
+	Key   string
+	Value *float64
+}
+
+// Params returns c's values by key, in the order of the struct's fields.
+func (c *Character) Params() []Param {
+	return []Param{
+		{"run_speed", &c.RunSpeed}, {"sprint_speed", &c.SprintSpeed}, {"crouch_speed", &c.CrouchSpeed},
+		{"ground_accel", &c.GroundAccel}, {"air_accel", &c.AirAccel}, {"air_wish_speed", &c.AirWishSpeed},
+		{"friction", &c.Friction}, {"stop_speed", &c.StopSpeed}, {"gravity", &c.Gravity},
+		{"jump_height", &c.JumpHeight}, {"step_height", &c.StepHeight}, {"max_slope", &c.MaxSlope},
+		{"radius", &c.Radius}, {"height", &c.Height}, {"crouch_height", &c.CrouchHeight},
+		{"eye_height", &c.EyeHeight}, {"crouch_eye_height", &c.CrouchEyeHeight}, {"skin", &c.Skin},
+	}
+}
+
+// IsCapsule reports whether key names a value of the capsule and the eyes
+// (radius, height, crouch_height, eye_height, crouch_eye_height) rather
+// than of how the character moves: a server gives every player one capsule
+// (its hitbox), and a class only its movement.
+func IsCapsule(key string) bool {
+	switch key {
+	case "radius", "height", "crouch_height", "eye_height", "crouch_eye_height":
+		return true
+	}
+	return false
+}
+
 // Validate returns an error naming the key of the first value that is out
-// of range: "movement: crouch_height: 2 is above height 1.8".
+// of range: "movement: crouch_height: 2 is above height 1.8" (a
+// *FieldError).
 func (c *Character) Validate() error {
 	bad := func(key, format string, args ...any) error {
-		return fmt.Errorf("movement: %s: %s", key, fmt.Sprintf(format, args...))
+		return &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
 	for _, f := range []struct {
 		key  string

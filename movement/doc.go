@@ -11,8 +11,4 @@
 // player asks of one tick. docs/movement.md describes the algorithm step by
 // step, every parameter and its default, what a snapshot must carry for a
 // client to reconcile, and how far results agree across machines.
-//
-// [Step] is the flat movement the server runs today (a fixed speed on a
-// square, no walls); it stays until Move is wired in, and is the only part
-// of the package that uses package ecs.
 package movement

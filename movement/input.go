@@ -47,4 +47,9 @@ func finite(f float64) float64 {
 
 func clamp1(f float64) float64 { return min(max(f, -1), 1) }
 
-func clampPitch(f float64) float64 { return min(max(f, -math.Pi/2), math.Pi/2) }
+// Look returns the aim a player turns to for an input's yaw and pitch: a
+// yaw that is not finite is 0, and the pitch is clamped to [−π/2, π/2] (not
+// finite: 0). The server keeps it as the player's aim; Move does not use it.
+func Look(yaw, pitch float64) (float64, float64) {
+	return finite(yaw), min(max(finite(pitch), -math.Pi/2), math.Pi/2)
+}

@@ -3,6 +3,7 @@ package movement
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -631,6 +632,36 @@ func TestGroundIsDerived(t *testing.T) {
 		Move(&c, &bare, in, 0.05, m, solid)
 		if !same(&s, &bare) {
 			t.Fatalf("the derived fields changed the move: %+v and %+v", s, bare)
+		}
+	}
+}
+
+func TestLookAndAim(t *testing.T) {
+	if y, p := Look(math.NaN(), 3); y != 0 || p != math.Pi/2 {
+		t.Errorf("Look(NaN, 3) = %v, %v", y, p)
+	}
+	if y, p := Look(1, math.Inf(-1)); y != 1 || p != 0 {
+		t.Errorf("Look(1, -Inf) = %v, %v", y, p)
+	}
+	if a := Aim(math.Pi/2, 0); !near(a, geom.V(1, 0, 0), 1e-12) {
+		t.Errorf("aim at yaw 90°: %v", a)
+	}
+	if a := Aim(0, math.Pi/2); !near(a, geom.V(0, 1, 0), 1e-12) {
+		t.Errorf("aim straight up: %v", a)
+	}
+}
+
+// Params lists every field once, by its tag's key.
+func TestParams(t *testing.T) {
+	c := DefaultCharacter()
+	ps := c.Params()
+	if n := reflect.TypeOf(c).NumField(); len(ps) != n {
+		t.Fatalf("%d params, %d fields", len(ps), n)
+	}
+	for i, p := range ps {
+		f := reflect.TypeOf(c).Field(i)
+		if f.Tag.Get("toml") != p.Key || reflect.ValueOf(&c).Elem().Field(i).Addr().Interface() != p.Value {
+			t.Errorf("param %d is %s, field %s (%s)", i, p.Key, f.Name, f.Tag.Get("toml"))
 		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-
-	"github.com/rewind-gg/rewind/geom"
 )
 
 // Control message types, the byte after a control frame's length.
@@ -165,15 +163,24 @@ type WeaponInfo struct {
 	MaxRewind      float64    // ticks: the deepest view lag this weapon's shots are granted
 }
 
-// Box is an axis-aligned box.
-type Box struct{ Min, Max [3]float64 }
+// Movement is how the player's class moves: the values of its
+// movement.Character (docs/movement.md) but the capsule's, which are the
+// Welcome's own (the same for every player). A client predicts with
+// exactly these.
+type Movement struct {
+	RunSpeed, SprintSpeed, CrouchSpeed float64 // m/s
+	GroundAccel, AirAccel, AirWishSpeed float64 // 1/s, 1/s, m/s
+	Friction, StopSpeed                 float64 // 1/s, m/s
+	Gravity                             float64 // m/s², down
+	JumpHeight, StepHeight              float64 // m
+	MaxSlope                            float64 // degrees
+	Skin                                float64 // m
+}
 
-// BoxOf is the box of an AABB.
-func BoxOf(b geom.AABB) Box { return Box{Min: b.Min.Array(), Max: b.Max.Array()} }
-
-// AABB is the box as geometry.
-func (b Box) AABB() geom.AABB {
-	return geom.AABB{Min: geom.FromArray(b.Min), Max: geom.FromArray(b.Max)}
+// values are the movement's values in wire order.
+func (m *Movement) values() [13]*float64 {
+	return [13]*float64{&m.RunSpeed, &m.SprintSpeed, &m.CrouchSpeed, &m.GroundAccel, &m.AirAccel, &m.AirWishSpeed,
+		&m.Friction, &m.StopSpeed, &m.Gravity, &m.JumpHeight, &m.StepHeight, &m.MaxSlope, &m.Skin}
 }
 
 // Welcome accepts a join and tells the client what it needs to predict its
@@ -189,15 +196,19 @@ type Welcome struct {
 	ConfigDigest uint64 // changes when anything the client must agree on changes
 	WindowTicks  uint16
 	MaxUnlag     float64 // ticks: the deepest view lag any claim is granted
-	Speed        float64 // movement speed, m/s
-	// Arena keeps the feet inside it on X and Z (today's flat movement):
-	// the level's bounds.
-	Arena      Box
-	EyeHeight  float64
-	Radius     float64 // hitbox capsule radius
-	Height     float64 // hitbox capsule height
-	HeadHeight float64 // the top of the capsule that counts as the head
-	Spawn      [3]float64
+	// Movement is how the player's class moves (with the capsule below:
+	// its movement.Character).
+	Movement Movement
+	// The capsule every player moves as and is hit as (its hitbox), and
+	// where shots start: standing and crouched.
+	EyeHeight       float64
+	CrouchEyeHeight float64
+	Radius          float64 // capsule radius
+	Height          float64 // capsule height, standing
+	CrouchHeight    float64 // capsule height, crouched
+	HeadHeight      float64 // the top of the capsule that counts as the head
+	Spawn           [3]float64
+	SpawnYaw        uint16 // which way the player faces at Spawn, as an input's yaw
 	// Match rules.
 	Health            float64
 	RespawnTicks      uint16
@@ -234,15 +245,19 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 	b = appendU64(b, m.ConfigDigest)
 	b = appendU16(b, m.WindowTicks)
 	b = appendF64(b, m.MaxUnlag)
-	b = appendF64(b, m.Speed)
-	b = appendBox(b, m.Arena)
+	for _, v := range m.Movement.values() {
+		b = appendF64(b, *v)
+	}
 	b = appendF64(b, m.EyeHeight)
+	b = appendF64(b, m.CrouchEyeHeight)
 	b = appendF64(b, m.Radius)
 	b = appendF64(b, m.Height)
+	b = appendF64(b, m.CrouchHeight)
 	b = appendF64(b, m.HeadHeight)
 	for _, v := range m.Spawn {
 		b = appendF64(b, v)
 	}
+	b = appendU16(b, m.SpawnYaw)
 	b = appendF64(b, m.Health)
 	b = appendU16(b, m.RespawnTicks)
 	b = appendU16(b, m.InvulnerableTicks)
@@ -285,27 +300,6 @@ func AppendWelcome(b []byte, m *Welcome) []byte {
 	return append(b, m.Loadout...)
 }
 
-func appendBox(b []byte, box Box) []byte {
-	for _, v := range box.Min {
-		b = appendF64(b, v)
-	}
-	for _, v := range box.Max {
-		b = appendF64(b, v)
-	}
-	return b
-}
-
-func (r *reader) box(field string) Box {
-	var box Box
-	for i := range box.Min {
-		box.Min[i] = r.f64(field)
-	}
-	for i := range box.Max {
-		box.Max[i] = r.f64(field)
-	}
-	return box
-}
-
 // DecodeWelcome decodes a Welcome payload.
 func DecodeWelcome(p []byte) (Welcome, error) {
 	r := reader{b: p, msg: "welcome"}
@@ -313,15 +307,19 @@ func DecodeWelcome(p []byte) (Welcome, error) {
 		TickRate: r.u16("tick_rate"), SnapshotRate: r.u16("snapshot_rate"), ServerTick: r.u32("server_tick"),
 		ConfigDigest: r.u64("config_digest"), WindowTicks: r.u16("window_ticks")}
 	m.MaxUnlag = r.f64("max_unlag")
-	m.Speed = r.f64("speed")
-	m.Arena = r.box("arena")
+	for _, v := range m.Movement.values() {
+		*v = r.f64("movement")
+	}
 	m.EyeHeight = r.f64("eye_height")
+	m.CrouchEyeHeight = r.f64("crouch_eye_height")
 	m.Radius = r.f64("radius")
 	m.Height = r.f64("height")
+	m.CrouchHeight = r.f64("crouch_height")
 	m.HeadHeight = r.f64("head_height")
 	for i := range m.Spawn {
 		m.Spawn[i] = r.f64("spawn")
 	}
+	m.SpawnYaw = r.u16("spawn_yaw")
 	m.Health = r.f64("health")
 	m.RespawnTicks, m.InvulnerableTicks = r.u16("respawn_ticks"), r.u16("invulnerable_ticks")
 	m.FriendlyFire = r.bool("friendly_fire")
@@ -508,13 +506,20 @@ type Event struct {
 	ViewTick uint32 // the view time the shot was resolved at: tick + frac/65536
 	ViewFrac uint16
 	Reason   uint8 // no damage: NoDamageInvulnerable, NoDamageDead, NoDamageZero
-	// Hit, no damage, kill.
+	// Hit, no damage, kill (KillByLevel: the level killed the player).
 	Weapon uint8
-	// Respawn: where; joined: team and name.
+	// Respawn: where, and which way it faces (Yaw, as an input's); joined:
+	// team and name.
 	Pos  [3]float64
+	Yaw  uint16
 	Team uint8
 	Name string
 }
+
+// KillByLevel is the weapon of a Kill the level dealt (the victim's feet
+// entered a kill volume or left the level's bounds); its player is the
+// victim itself.
+const KillByLevel = 0xFF
 
 // AppendEvent appends the payload of an Event.
 func AppendEvent(b []byte, e *Event) []byte {
@@ -539,6 +544,7 @@ func AppendEvent(b []byte, e *Event) []byte {
 		for _, v := range e.Pos {
 			b = appendF64(b, v)
 		}
+		b = appendU16(b, e.Yaw)
 	case EventJoined:
 		b = append(b, e.Team)
 		b = appendStr(b, e.Name, MaxNameLen)
@@ -576,6 +582,7 @@ func DecodeEvent(p []byte) (Event, error) {
 		for i := range e.Pos {
 			e.Pos[i] = r.f64("pos")
 		}
+		e.Yaw = r.u16("yaw")
 	case EventJoined:
 		e.Team = r.u8("team")
 		e.Name = r.str("name", MaxNameLen)

@@ -166,9 +166,11 @@ func arenaDigest() (d [32]byte) {
 func vectorWelcome() Welcome {
 	return Welcome{
 		Version: Version, Player: vecSelf, Team: 1, TickRate: 60, SnapshotRate: 20, ServerTick: 995,
-		ConfigDigest: 0x0123456789abcdef, WindowTicks: 64, MaxUnlag: 12.5, Speed: 6,
-		Arena:     Box{Min: [3]float64{-30, 0, -30}, Max: [3]float64{30, 10, 30}},
-		EyeHeight: 1.6, Radius: 0.4, Height: 1.8, HeadHeight: 1.45, Spawn: [3]float64{-20, 0, 12.5},
+		ConfigDigest: 0x0123456789abcdef, WindowTicks: 64, MaxUnlag: 12.5,
+		Movement: Movement{RunSpeed: 6, SprintSpeed: 7.5, CrouchSpeed: 2, GroundAccel: 5.5, AirAccel: 12, AirWishSpeed: 0.76,
+			Friction: 5.2, StopSpeed: 2, Gravity: 20, JumpHeight: 1, StepHeight: 0.45, MaxSlope: 45, Skin: 0.01},
+		EyeHeight: 1.6, CrouchEyeHeight: 0.9, Radius: 0.4, Height: 1.8, CrouchHeight: 1.1, HeadHeight: 0.3,
+		Spawn: [3]float64{-20, 0, 12.5}, SpawnYaw: 0x8000,
 		Health: 100, RespawnTicks: 180, InvulnerableTicks: 60, FriendlyFire: false,
 		InterpDelay: 100, InputTimeout: 10000, SpreadSeed: 0xfeedfacecafebeef,
 		Room: "match-7", Name: "Alice",
@@ -201,7 +203,7 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 			Pos: QuantizeVec(pos), Vel: QuantizeVec(vel)}}
 	}
 	fullH = SnapshotHeader{Tick: 1001, Baseline: NoTick, InputAck: 1001, InputLead: 2, Margin: NoMargin,
-		Own: OwnState{Alive: true, Pos: [3]float64{-19.25, 0, 12.5}, Health: 100, Shots: 7,
+		Own: OwnState{Flags: OwnAlive, Pos: [3]float64{-19.25, 0, 12.5}, Health: 100, Shots: 7,
 			NSlots: 2, Slots: [MaxSlots]WeaponSlot{{Ready: 1003, Ammo: 29}, {Ready: 990, Ammo: 0, Reloading: true, Reloaded: 1030}}}}
 	full = State{Tick: 1001,
 		Players: []Entity{
@@ -217,7 +219,8 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 		},
 	}
 	deltaH = SnapshotHeader{Tick: 1004, Baseline: 1001, InputAck: 1003, InputLead: 3, Margin: 1 << 7, MarginTick: 1005, // input 1005 came half a tick early
-		Own: OwnState{Alive: true, Pos: [3]float64{-19.25, 0, 12.8}, Health: 62.5, Shots: 8,
+		Own: OwnState{Flags: OwnAlive | OwnCrouched | OwnJumpHeld, Pos: [3]float64{-19.25, 0.4375, 12.8},
+			Vel: [3]float64{0, 3.25, 1.5}, Health: 62.5, Shots: 8,
 			NSlots: 2, Slots: [MaxSlots]WeaponSlot{{Ready: 1006, Ammo: 28}, {Ready: 990, Ammo: 0, Reloading: true, Reloaded: 1030}}},
 		NConfirms: 2, Confirms: [MaxConfirms]HitConfirm{
 			{Tick: 1003, Target: vecBlue, Shot: 41, Flags: HitHead, Damage: 25},
@@ -225,7 +228,7 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 		}}
 	delta = State{Tick: 1004,
 		Players: []Entity{
-			player(vecRed, 2, FlagAlive|TeleportFlags(1), 100, 0x4200, -150, geom.V(5.75, 0, -3)), // moved and turned
+			player(vecRed, 2, FlagAlive|TeleportFlags(1)|FlagCrouched, 100, 0x4200, -150, geom.V(5.75, 0, -3)), // moved, turned and crouched
 			player(vecBlue, 2, FlagAlive, 10, 0xc000, -2000, geom.V(-10, 0, 20)),                  // hit, and changed team
 			player(vecIdle, 1, FlagAlive, 100, 0x2000, 0, geom.V(-12, 0, 18)),                     // unchanged: no record
 			player(vecDead, 2, FlagAlive|TeleportFlags(2), 100, 0x8000, 0, geom.V(-20, 0, -12.5)), // respawned
@@ -244,7 +247,7 @@ func vectorEvents() []Event {
 		{Kind: EventHit, Tick: 1003, Player: vecSelf, Other: vecRed, Shot: 41, Weapon: 0, Flags: HitHead | HitStreak,
 			Damage: 37.5, ViewTick: 996, ViewFrac: 0x8000},
 		{Kind: EventKill, Tick: 1003, Player: vecSelf, Other: vecRed, Weapon: 0},
-		{Kind: EventRespawn, Tick: 1003, Player: vecDead, Pos: [3]float64{-20, 0, -12.5}},
+		{Kind: EventRespawn, Tick: 1003, Player: vecDead, Pos: [3]float64{-20, 0, -12.5}, Yaw: 0x8000},
 		{Kind: EventJoined, Tick: 1003, Player: vecNew, Team: 1, Name: "Bob"},
 		{Kind: EventLeft, Tick: 1003, Player: vecLeaver},
 		{Kind: EventNoDamage, Tick: 1003, Player: vecSelf, Other: vecDead, Shot: 42, Weapon: 0, Flags: 0,
@@ -287,8 +290,11 @@ func docVectors(t *testing.T) []docVector {
 			s.comment("A Welcome control frame.")
 			s.frame("Welcome")
 			w := vectorWelcome()
-			s.fields(&w, func() []byte { return AppendWelcome(nil, &w) }, nil,
-				map[string]string{"weapons[]": "weapon"})
+			rename := map[string]string{"weapons[]": "weapon"}
+			for _, f := range reflect.VisibleFields(reflect.TypeOf(Movement{})) {
+				rename["movement."+snake(f.Name)] = snake(f.Name)
+			}
+			s.fields(&w, func() []byte { return AppendWelcome(nil, &w) }, nil, rename)
 		},
 		check: func(t *testing.T, doc []byte) {
 			got, err := DecodeWelcome(readFrame(t, doc, MsgWelcome))
@@ -318,7 +324,7 @@ func docVectors(t *testing.T) []docVector {
 					e := AppendSnapshot(nil, &hh, nil, &State{}, &State{})
 					return e[:len(e)-4]
 				}, []named{{"version", 1}, {"type", 1}},
-					map[string]string{"own.alive": "alive", "own.pos": "pos", "own.health": "health", "own.shots": "shots",
+					map[string]string{"own.flags": "state", "own.pos": "pos", "own.vel": "vel", "own.health": "health", "own.shots": "shots",
 						"n_confirms": "confirms", "confirms[]": "confirm"})
 				s.splitSection("players", h.Tick, base)
 				s.splitSection("objects", h.Tick, base)
@@ -863,6 +869,16 @@ func valueNote(l leaf) string {
 		return fmt.Sprintf("%d: %s", x, eventNames[x])
 	}
 	switch {
+	case l.path == "own.flags":
+		var names []string
+		for bit, n := range []string{"alive", "crouched", "jump held"} {
+			if v.Uint()&(1<<bit) != 0 {
+				names = append(names, n)
+			}
+		}
+		return strings.TrimSpace(fmt.Sprintf("0x%02x %s", v.Uint(), strings.Join(names, "|")))
+	case last == "spawn_yaw" || (last == "yaw" && v.Kind() == reflect.Uint16):
+		return fmt.Sprintf("0x%04x (%g°)", v.Uint(), float64(v.Uint())*360/65536)
 	case last == "flags" && v.Kind() == reflect.Uint8:
 		var names []string
 		for bit, n := range []string{"head", "splash", "streak"} {
@@ -916,7 +932,11 @@ func playerFlags(f uint8) string {
 	if f&FlagAlive != 0 {
 		alive = "alive"
 	}
-	return fmt.Sprintf("%s, teleports %d", alive, f&FlagTeleports>>1)
+	s := fmt.Sprintf("%s, teleports %d", alive, f&FlagTeleports>>1)
+	if f&FlagCrouched != 0 {
+		s += ", crouched"
+	}
+	return s
 }
 
 var kindNames = map[uint8]string{KindPlayer: "player", KindProjectile: "projectile", KindShield: "shield"}

@@ -66,8 +66,10 @@ func TestControlRoundTrips(t *testing.T) {
 		t.Errorf("join: %+v %v", got, err)
 	}
 	w := Welcome{Version: Version, Player: 77, Team: 1, TickRate: 20, SnapshotRate: 20, ServerTick: 1234, ConfigDigest: 0xfeed,
-		WindowTicks: 30, MaxUnlag: 30, Speed: 6, Arena: Box{Min: [3]float64{-50, 0, -50}, Max: [3]float64{50, 0, 50}}, EyeHeight: 1.6,
-		Radius: 0.4, Height: 1.8, HeadHeight: 0.3, Spawn: [3]float64{1, 0, 2}, Health: 100, RespawnTicks: 60, InvulnerableTicks: 40,
+		WindowTicks: 30, MaxUnlag: 30, Movement: Movement{RunSpeed: 6, SprintSpeed: 8, CrouchSpeed: 2, GroundAccel: 5, AirAccel: 12,
+			AirWishSpeed: 0.75, Friction: 5, StopSpeed: 2, Gravity: 20, JumpHeight: 1.25, StepHeight: 0.5, MaxSlope: 40, Skin: 0.01},
+		EyeHeight: 1.6, CrouchEyeHeight: 0.9, Radius: 0.4, Height: 1.8, CrouchHeight: 1.1, HeadHeight: 0.3,
+		Spawn: [3]float64{1, 0, 2}, SpawnYaw: 0x4000, Health: 100, RespawnTicks: 60, InvulnerableTicks: 40,
 		FriendlyFire: true, InterpDelay: 100, InputTimeout: 10000, SpreadSeed: 0xfeedface, Room: "arena-1", Name: "bot-7",
 		Weapons: []WeaponInfo{{Name: "rifle", Kind: "hitscan", Damage: 20, Range: 100, FireInterval: 4, Magazine: 30, ReloadTicks: 40, Pellets: 1, Spread: 0.01,
 			HeadMultiplier: 2, Falloff: [3]float64{40, 90, 0.6}, StreakHits: 3, StreakWindow: 10, StreakBonus: 0.5, MaxRewind: 12},

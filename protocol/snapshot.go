@@ -14,9 +14,12 @@ const (
 	// FlagAlive marks a player that is alive (has a hitbox).
 	FlagAlive = 1
 	// FlagTeleports holds a 3-bit counter of the player's teleports
-	// (respawns, moves longer than physics allows in a tick): a client never
-	// interpolates between two states whose counters differ.
+	// (respawns, moves movement did not make): a client never interpolates
+	// between two states whose counters differ.
 	FlagTeleports = 7 << 1
+	// FlagCrouched marks a crouched player: its capsule is crouch_height
+	// tall (the Welcome's), and lag compensation rewinds it so.
+	FlagCrouched = 1 << 4
 )
 
 // TeleportFlags returns the flag bits of a teleport count.
@@ -61,10 +64,13 @@ type State struct {
 }
 
 // OwnState is the receiving player's authoritative state, sent exactly (the
-// client rewinds its prediction to it).
+// client rewinds its prediction to it): Pos, Vel and the crouched and jump
+// held bits of Flags are the movement state the next tick depends on
+// (movement.State).
 type OwnState struct {
-	Alive  bool
-	Pos    [3]float64
+	Flags  uint8      // OwnAlive, OwnCrouched, OwnJumpHeld
+	Pos    [3]float64 // the feet
+	Vel    [3]float64 // m/s
 	Health float32
 	// Shots is how many shots the server has fired for the player through
 	// the snapshot's tick: the index of its next shot in its spread
@@ -169,7 +175,34 @@ const SnapshotBufferSize = MaxDatagram + 64
 
 // snapshotFixed is the size of a snapshot's header up to the
 // confirmations.
-const snapshotFixed = 2 + 4 + 4 + 4 + 1 + 2 + 4 + 1 + 24 + 4 + 4
+const snapshotFixed = 2 + 4 + 4 + 4 + 1 + 2 + 4 + 1 + 24 + 24 + 4 + 4
+
+// Bits of the own state's flags (OwnState.Flags); the others must be 0.
+const (
+	OwnAlive    = 1 << 0 // the player is alive
+	OwnCrouched = 1 << 1 // crouched (movement.State.Crouched)
+	OwnJumpHeld = 1 << 2 // the jump button was down on the tick (movement.State.JumpHeld)
+)
+
+// OwnFlags returns the flags of an own state.
+func OwnFlags(alive, crouched, jumpHeld bool) uint8 {
+	var f uint8
+	if alive {
+		f |= OwnAlive
+	}
+	if crouched {
+		f |= OwnCrouched
+	}
+	if jumpHeld {
+		f |= OwnJumpHeld
+	}
+	return f
+}
+
+// Alive, Crouched and JumpHeld read the flags.
+func (o *OwnState) Alive() bool    { return o.Flags&OwnAlive != 0 }
+func (o *OwnState) Crouched() bool { return o.Flags&OwnCrouched != 0 }
+func (o *OwnState) JumpHeld() bool { return o.Flags&OwnJumpHeld != 0 }
 
 // AppendSnapshot appends a snapshot datagram that brings a client from base
 // (nil: nothing known) to target, within MaxDatagram bytes in all. Records go
@@ -186,8 +219,11 @@ func AppendSnapshot(b []byte, h *SnapshotHeader, base, target, known *State) []b
 	b = append(b, byte(h.InputLead))
 	b = appendU16(b, uint16(h.Margin))
 	b = appendU32(b, h.MarginTick)
-	b = append(b, boolByte(h.Own.Alive))
+	b = append(b, h.Own.Flags)
 	for _, v := range h.Own.Pos {
+		b = appendF64(b, v)
+	}
+	for _, v := range h.Own.Vel {
 		b = appendF64(b, v)
 	}
 	b = appendF32(b, h.Own.Health)
@@ -385,9 +421,15 @@ func DecodeSnapshotHeader(d []byte, h *SnapshotHeader) error {
 	h.InputLead = int8(r.u8("input_lead"))
 	h.Margin = int16(r.u16("input_margin"))
 	h.MarginTick = r.u32("margin_tick")
-	h.Own.Alive = r.bool("own.alive")
+	h.Own.Flags = r.u8("own.flags")
+	if r.err == nil && h.Own.Flags&^(OwnAlive|OwnCrouched|OwnJumpHeld) != 0 {
+		r.fail(ReasonValue, "own.flags")
+	}
 	for k := range h.Own.Pos {
 		h.Own.Pos[k] = r.f64("own.pos")
+	}
+	for k := range h.Own.Vel {
+		h.Own.Vel[k] = r.f64("own.vel")
 	}
 	h.Own.Health = r.f32("own.health")
 	h.Own.Shots = r.u32("own.shots")

@@ -20,10 +20,12 @@ const Magic = "\x89RWR\r\n\x1a\n"
 
 // Version is the format version this package writes and reads. Any change
 // to the header, to a record's payload or to the digest's canonical
-// encoding makes a new version (docs/replay.md, "Versioning"). Version 2
-// carries the level (its canonical encoding) in the header; version 1's
-// map was boxes.
-const Version uint16 = 2
+// encoding makes a new version (docs/replay.md, "Versioning"). Version 3
+// moves players with the character controller (the classes' movement, the
+// level's bounds and kill volumes in the setup; a spawn's class, yaw and
+// crouched height); version 2 carried the level (its canonical encoding)
+// in the header; version 1's map was boxes.
+const Version uint16 = 3
 
 // Limits that keep a damaged length from making a reader allocate without
 // bound: no record the Recorder writes comes near them.
@@ -173,9 +175,12 @@ func appendSpawnPlayer(b []byte, e EntityID, p *systems.PlayerSpec) []byte {
 	b = appendString(b, p.Name)
 	b = append(b, p.Team)
 	b = appendVec(b, p.Pos)
+	b = appendF64(b, p.Yaw)
 	b = appendF64(appendF64(appendF64(b, p.Hitbox.Radius), p.Hitbox.Height), p.Hitbox.HeadHeight)
+	b = appendF64(b, p.Hitbox.CrouchHeight)
 	b = appendF64(b, p.Health)
 	b = appendBool(b, p.Controlled)
+	b = binary.AppendUvarint(b, uint64(max(p.Class, 0)))
 	b = binary.AppendUvarint(b, uint64(len(p.Loadout)))
 	for _, w := range p.Loadout {
 		b = binary.AppendUvarint(b, uint64(w))
@@ -366,9 +371,11 @@ func (d *decoder) spawnPlayer(rec *Record) {
 	p.Name = d.str("name")
 	p.Team = d.u8("team")
 	p.Pos = d.vec("pos")
-	p.Hitbox = ecs.Hitbox{Radius: d.f64("hitbox"), Height: d.f64("hitbox"), HeadHeight: d.f64("hitbox")}
+	p.Yaw = d.f64("yaw")
+	p.Hitbox = ecs.Hitbox{Radius: d.f64("hitbox"), Height: d.f64("hitbox"), HeadHeight: d.f64("hitbox"), CrouchHeight: d.f64("hitbox")}
 	p.Health = d.f64("health")
 	p.Controlled = d.bool("controlled")
+	p.Class = int(d.uvarint("class", math.MaxInt32))
 	n := d.uvarint("loadout", ecs.MaxLoadout)
 	p.Loadout = p.Loadout[:0]
 	for range n {

@@ -78,6 +78,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 			"simulates (it judges shots against a level's triangles, whose answers differ in the last bits); "+
 			"replay it with a build of before levels (this reader reads version %d)", Version)
 	}
+	if rd.version == 2 {
+		return bad("version", "version 2 was recorded before the character controller: its players moved flat, "+
+			"which this build no longer simulates; replay it with a build of before the controller (this reader reads version %d)", Version)
+	}
 	if rd.version != Version {
 		return bad("version", "version %d is not supported (this reader reads version %d)", rd.version, Version)
 	}

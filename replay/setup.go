@@ -9,7 +9,6 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
-	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/systems"
 	"github.com/rewind-gg/rewind/trimesh"
 	"github.com/rewind-gg/rewind/weapons"
@@ -27,15 +26,19 @@ type Setup struct {
 	Name    string `json:"name,omitempty"`
 	Started string `json:"started,omitempty"`
 
-	TickRate          int      `json:"tick_rate"`
-	LagComp           LagComp  `json:"lag_comp"`
-	FriendlyFire      bool     `json:"friendly_fire"`
-	Movement          Movement `json:"movement"`
-	EyeHeight         float64  `json:"eye_height"`
-	RespawnTicks      int      `json:"respawn_ticks"`
-	InvulnerableTicks int      `json:"invulnerable_ticks"`
-	SpreadSeed        uint64   `json:"spread_seed,string"`
-	PoseScale         float64  `json:"pose_scale"`
+	TickRate          int     `json:"tick_rate"`
+	LagComp           LagComp `json:"lag_comp"`
+	FriendlyFire      bool    `json:"friendly_fire"`
+	EyeHeight         float64 `json:"eye_height"`
+	CrouchEyeHeight   float64 `json:"crouch_eye_height"`
+	RespawnTicks      int     `json:"respawn_ticks"`
+	InvulnerableTicks int     `json:"invulnerable_ticks"`
+	SpreadSeed        uint64  `json:"spread_seed,string"`
+	PoseScale         float64 `json:"pose_scale"`
+	// Bounds and KillVolumes are the simulation's (a zero box: no bounds):
+	// those of the level, as the server plays it.
+	Bounds      Box   `json:"bounds"`
+	KillVolumes []Box `json:"kill_volumes"`
 
 	// Kinds are the weapon kinds' names by their index in the room's
 	// registry (the index shots carry in ecs.LagCompensated.Kind), as far as
@@ -43,7 +46,9 @@ type Setup struct {
 	Kinds []string `json:"kinds"`
 	// Weapons are the catalogue's definitions in id order, as the catalogue
 	// holds them (defaults applied), under weapons.Definition's Go field
-	// names; Classes its loadouts, the first being the default.
+	// names; Classes its classes, the first being the default: their
+	// loadouts and movement (movement.Character, capsule included, under
+	// its Go field names).
 	Weapons []weapons.Definition `json:"weapons"`
 	Classes []weapons.Class      `json:"classes"`
 
@@ -100,12 +105,6 @@ func (l LagComp) Config() lagcomp.Config {
 		CellSize: l.CellSize, MaxUnlagTicks: l.MaxUnlagTicks}
 }
 
-// Movement is movement.Params.
-type Movement struct {
-	Speed float64 `json:"speed"`
-	Arena Box     `json:"arena"` // all zero: unbounded
-}
-
 // Box is an axis-aligned box, its corners as [x, y, z].
 type Box struct {
 	Min [3]float64 `json:"min"`
@@ -143,8 +142,10 @@ func NewSetup(cfg systems.Config, lvl *level.Level) (Setup, error) {
 		TickRate:          cfg.TickRate,
 		LagComp:           LagComp{lc.WindowTicks, lc.ViewResolution, lc.Bucketing, lc.CellSize, lc.MaxUnlagTicks},
 		FriendlyFire:      cfg.FriendlyFire,
-		Movement:          Movement{Speed: cfg.Movement.Speed, Arena: boxOf(cfg.Movement.Arena)},
 		EyeHeight:         cfg.EyeHeight,
+		CrouchEyeHeight:   cfg.CrouchEyeHeight,
+		Bounds:            boxOf(cfg.Bounds),
+		KillVolumes:       []Box{},
 		RespawnTicks:      cfg.RespawnTicks,
 		InvulnerableTicks: cfg.InvulnerableTicks,
 		SpreadSeed:        cfg.SpreadSeed,
@@ -171,7 +172,10 @@ func NewSetup(cfg systems.Config, lvl *level.Level) (Setup, error) {
 		s.Kinds[k] = d.Kind
 	}
 	for _, c := range cat.Classes() {
-		s.Classes = append(s.Classes, weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons)})
+		s.Classes = append(s.Classes, weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons), Movement: c.Movement})
+	}
+	for _, k := range cfg.KillVolumes {
+		s.KillVolumes = append(s.KillVolumes, boxOf(k))
 	}
 	if err := s.checkFinite(); err != nil {
 		return Setup{}, err
@@ -189,14 +193,22 @@ func (s *Setup) checkFinite() error {
 		}
 		return nil
 	}
-	arena := s.Movement.Arena
+	b := s.Bounds
 	errs := []error{
 		bad("lag_comp.cell_size", s.LagComp.CellSize),
 		bad("lag_comp.max_unlag_ticks", s.LagComp.MaxUnlagTicks),
-		bad("movement.speed", s.Movement.Speed),
-		bad("movement.arena", arena.Min[0], arena.Min[1], arena.Min[2], arena.Max[0], arena.Max[1], arena.Max[2]),
 		bad("eye_height", s.EyeHeight),
+		bad("crouch_eye_height", s.CrouchEyeHeight),
+		bad("bounds", b.Min[0], b.Min[1], b.Min[2], b.Max[0], b.Max[1], b.Max[2]),
 		bad("pose_scale", s.PoseScale),
+	}
+	for i, k := range s.KillVolumes {
+		errs = append(errs, bad(fmt.Sprintf("kill_volumes[%d]", i), k.Min[0], k.Min[1], k.Min[2], k.Max[0], k.Max[1], k.Max[2]))
+	}
+	for _, c := range s.Classes {
+		for _, p := range c.Movement.Params() {
+			errs = append(errs, bad(fmt.Sprintf("classes[%s].movement.%s", c.Name, p.Key), *p.Value))
+		}
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -241,7 +253,11 @@ func (s *Setup) Config(kinds *weapons.Registry) (systems.Config, error) {
 	}
 	classes := make([]weapons.Class, len(s.Classes))
 	for i, c := range s.Classes {
-		classes[i] = weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons)}
+		classes[i] = weapons.Class{Name: c.Name, Weapons: slices.Clone(c.Weapons), Movement: c.Movement}
+	}
+	var kill []geom.AABB
+	for _, k := range s.KillVolumes {
+		kill = append(kill, k.AABB())
 	}
 	var mesh *trimesh.Mesh
 	if s.Level != nil {
@@ -255,8 +271,10 @@ func (s *Setup) Config(kinds *weapons.Registry) (systems.Config, error) {
 		TickRate:          s.TickRate,
 		LagComp:           s.LagComp.Config(),
 		FriendlyFire:      s.FriendlyFire,
-		Movement:          movement.Params{Speed: s.Movement.Speed, Arena: s.Movement.Arena.AABB()},
 		EyeHeight:         s.EyeHeight,
+		CrouchEyeHeight:   s.CrouchEyeHeight,
+		Bounds:            s.Bounds.AABB(),
+		KillVolumes:       kill,
 		RespawnTicks:      s.RespawnTicks,
 		InvulnerableTicks: s.InvulnerableTicks,
 		Kinds:             kinds,

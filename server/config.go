@@ -2,11 +2,13 @@ package server
 
 import (
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"math"
 	"net"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/limits"
+	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -243,18 +246,23 @@ type MatchConfig struct {
 	// the room is a match and waits EmptyTimeout (also the most this
 	// waits).
 	UnplayedTimeout time.Duration `koanf:"unplayed_timeout"`
-	EyeHeight       float64       `koanf:"eye_height"`
-	Radius          float64       `koanf:"radius"` // player hitbox capsule
-	Height          float64       `koanf:"height"`
-	HeadHeight      float64       `koanf:"head_height"`
+	// The capsule every player moves as (movement.Character's) and is hit
+	// as (its hitbox), whatever its class: radius, height standing and
+	// crouched, the head at its top, and the eyes shots start from,
+	// standing and crouched. A class's movement (speeds, jump, gravity)
+	// is in the weapons file.
+	EyeHeight       float64 `koanf:"eye_height"`
+	CrouchEyeHeight float64 `koanf:"crouch_eye_height"`
+	Radius          float64 `koanf:"radius"`
+	Height          float64 `koanf:"height"`
+	CrouchHeight    float64 `koanf:"crouch_height"`
+	HeadHeight      float64 `koanf:"head_height"`
 }
 
 // ArenaConfig is the built-in map, played when level.file is empty: a
-// square floor players cannot leave, and boxes (level.Arena); and the
-// players' speed, on any level.
+// square floor players cannot leave, and boxes (level.Arena).
 type ArenaConfig struct {
-	Size  float64 `koanf:"size"`  // side of the square, metres, centred on the origin
-	Speed float64 `koanf:"speed"` // movement speed, m/s
+	Size  float64 `koanf:"size"` // side of the square, metres, centred on the origin
 	Boxes []Box   `koanf:"boxes"`
 }
 
@@ -262,12 +270,6 @@ type ArenaConfig struct {
 type Box struct {
 	Min [3]float64 `koanf:"min"`
 	Max [3]float64 `koanf:"max"`
-}
-
-// Bounds is the arena's floor: players are kept within it.
-func (a *ArenaConfig) Bounds() geom.AABB {
-	half := a.Size / 2
-	return geom.AABB{Min: geom.V(-half, 0, -half), Max: geom.V(half, 0, half)}
 }
 
 // AABB is the box as geometry.
@@ -291,6 +293,7 @@ type LogConfig struct {
 // lag-compensation tuning, 6v6 rooms, the built-in weapons and a 60 m arena
 // with four pillars.
 func DefaultConfig() Config {
+	def := movement.DefaultCharacter()
 	return Config{
 		Listen:          "127.0.0.1:4433",
 		TickRate:        20,
@@ -304,9 +307,10 @@ func DefaultConfig() Config {
 		DrainTimeout: time.Minute,
 		LagComp: LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4,
 			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond, RTTMargin: 100 * time.Millisecond},
-		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: 1.6,
-			Radius: 0.4, Height: 1.8, HeadHeight: 0.3, EmptyTimeout: 30 * time.Second, UnplayedTimeout: 5 * time.Second},
-		Arena: ArenaConfig{Size: level.DefaultArenaSize, Speed: 6, Boxes: defaultBoxes()},
+		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: def.EyeHeight, CrouchEyeHeight: def.CrouchEyeHeight,
+			Radius: def.Radius, Height: def.Height, CrouchHeight: def.CrouchHeight, HeadHeight: 0.3,
+			EmptyTimeout: 30 * time.Second, UnplayedTimeout: 5 * time.Second},
+		Arena: ArenaConfig{Size: level.DefaultArenaSize, Boxes: defaultBoxes()},
 		Auth: AuthConfig{PublicKeys: []string{}, ClockSkew: 30 * time.Second, MaxTokenLifetime: time.Hour,
 			ReplayCache: 65536, Rooms: RoomsByToken},
 		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, RoomsPerSource: 8, JoinsPerSecond: 5, JoinBurst: 20},
@@ -568,9 +572,17 @@ func unknownKeys(k *koanf.Koanf, known map[string]bool, where string) error {
 		if known[key] || known[topOf(key)+".*"] {
 			continue
 		}
+		if why, ok := removedKeys[key]; ok {
+			return fmt.Errorf("config: %s: %s: no longer a key: %s", where, key, why)
+		}
 		return fmt.Errorf("config: %s: unknown key %q", where, key)
 	}
 	return nil
+}
+
+// removedKeys are keys of earlier versions, with where their setting went.
+var removedKeys = map[string]string{
+	"arena.speed": "each class moves at its own speed, movement.run_speed of its class in the weapons file (docs/weapons.md)",
 }
 
 func topOf(key string) string {
@@ -603,9 +615,10 @@ func configMap(c *Config) map[string]any {
 		"match.friendly_fire": c.Match.FriendlyFire, "match.health": c.Match.Health, "match.respawn_ticks": c.Match.RespawnTicks,
 		"match.invulnerable_ticks": c.Match.InvulnerableTicks, "match.duration": c.Match.Duration.String(),
 		"match.empty_timeout": c.Match.EmptyTimeout.String(), "match.unplayed_timeout": c.Match.UnplayedTimeout.String(),
-		"match.eye_height": c.Match.EyeHeight, "match.radius": c.Match.Radius, "match.height": c.Match.Height,
+		"match.eye_height": c.Match.EyeHeight, "match.crouch_eye_height": c.Match.CrouchEyeHeight,
+		"match.radius": c.Match.Radius, "match.height": c.Match.Height, "match.crouch_height": c.Match.CrouchHeight,
 		"match.head_height": c.Match.HeadHeight,
-		"arena.size":        c.Arena.Size, "arena.speed": c.Arena.Speed, "arena.boxes": boxes,
+		"arena.size":        c.Arena.Size, "arena.boxes": boxes,
 		"level.file":       c.Level.File,
 		"weapons_file":     c.WeaponsFile,
 		"auth.public_keys": append([]string{}, c.Auth.PublicKeys...), "auth.clock_skew": c.Auth.ClockSkew.String(),
@@ -726,14 +739,15 @@ func (c *Config) validate(withWeapons bool) error {
 		return bad("match.invulnerable_ticks", "%d is negative", m.InvulnerableTicks)
 	case !(m.Radius > 0) || m.Height < 2*m.Radius:
 		return bad("match.height", "%v must be at least twice match.radius %v", m.Height, m.Radius)
-	case m.HeadHeight < 0 || m.HeadHeight > m.Height:
-		return bad("match.head_height", "%v is outside 0..height", m.HeadHeight)
-	case !(m.EyeHeight >= 0 && m.EyeHeight <= m.Height):
-		return bad("match.eye_height", "%v is outside 0..height", m.EyeHeight)
+	case m.HeadHeight < 0 || m.HeadHeight > m.CrouchHeight:
+		return bad("match.head_height", "%v is outside 0..crouch_height (%v): the head tops the crouched capsule too", m.HeadHeight, m.CrouchHeight)
 	case !(c.Arena.Size >= 2) || c.Arena.Size > 10000:
 		return bad("arena.size", "%v is outside 2..10000 metres", c.Arena.Size)
-	case !(c.Arena.Speed > 0) || c.Arena.Speed > 100:
-		return bad("arena.speed", "%v is outside (0, 100] m/s", c.Arena.Speed)
+	}
+	// The capsule and the eyes, with the default movement (a weapons file's
+	// classes are checked with theirs).
+	if _, err := c.Character(movement.DefaultCharacter(), ""); err != nil {
+		return err
 	}
 	for i, b := range c.Arena.Boxes {
 		for a := range 3 {
@@ -743,8 +757,12 @@ func (c *Config) validate(withWeapons bool) error {
 		}
 	}
 	if withWeapons {
-		if _, err := c.LoadWeapons(); err != nil {
+		file, err := c.LoadWeapons()
+		if err != nil {
 			return fmt.Errorf("config: weapons_file: %w", err)
+		}
+		if _, err := c.Catalog(file); err != nil {
+			return err
 		}
 		if _, _, err := c.LoadLevel(); err != nil {
 			return err
@@ -779,6 +797,61 @@ func (c *Config) LoadWeapons() (*weapons.File, error) {
 		return weapons.Default(), nil
 	}
 	return weapons.Load(c.WeaponsFile, c.registry())
+}
+
+// Character returns a class's movement with the match's capsule and eyes
+// (match.radius, height, crouch_height, eye_height, crouch_eye_height): the
+// character a player of the class moves as. One capsule for every class,
+// because it is also every player's hitbox, which every client must know
+// to draw and aim at remote players (and the Welcome says once). An error
+// names the key at fault: a match key for the capsule, the class's
+// movement key (weapons_file: classes[NAME].movement.KEY) otherwise.
+func (c *Config) Character(m movement.Character, class string) (movement.Character, error) {
+	m.Radius, m.Height, m.CrouchHeight = c.Match.Radius, c.Match.Height, c.Match.CrouchHeight
+	m.EyeHeight, m.CrouchEyeHeight = c.Match.EyeHeight, c.Match.CrouchEyeHeight
+	err := m.Validate()
+	var fe *movement.FieldError
+	switch {
+	case err == nil:
+		return m, nil
+	case !errors.As(err, &fe):
+		return m, fmt.Errorf("config: %w", err)
+	case movement.IsCapsule(fe.Key) || class == "":
+		return m, fmt.Errorf("config: match.%s: %s", fe.Key, fe.Msg)
+	}
+	return m, fmt.Errorf("config: weapons_file: classes[%s].movement.%s: %s", class, fe.Key, fe.Msg)
+}
+
+// Catalog builds the weapons file's catalogue, every class moving as
+// Character makes it.
+func (c *Config) Catalog(file *weapons.File) (*weapons.Catalog, error) {
+	classes := slices.Clone(file.Classes)
+	for i := range classes {
+		m := classes[i].Movement
+		if m == (movement.Character{}) {
+			m = movement.DefaultCharacter()
+		}
+		var err error
+		if classes[i].Movement, err = c.Character(m, classes[i].Name); err != nil {
+			return nil, err
+		}
+	}
+	cat, err := weapons.NewCatalog(c.registry(), file.Weapons, classes...)
+	if err != nil {
+		return nil, fmt.Errorf("config: weapons_file: %w", err)
+	}
+	if len(classes) == 0 { // the catalogue's own default class: the match's capsule too
+		m, err := c.Character(cat.Classes()[0].Movement, "")
+		if err != nil {
+			return nil, err
+		}
+		cl := cat.Classes()[0]
+		cl.Movement = m
+		if cat, err = weapons.NewCatalog(c.registry(), file.Weapons, cl); err != nil {
+			return nil, fmt.Errorf("config: weapons_file: %w", err)
+		}
+	}
+	return cat, nil
 }
 
 func (c *Config) registry() *weapons.Registry {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
@@ -15,21 +16,25 @@ type LevelConfig struct {
 	// docs/levels.md and checked; empty or "arena": the built-in arena,
 	// made of the [arena] keys (level.Arena).
 	File string `koanf:"file"`
+	// Data, given in code, is a glTF file's content (a .glb, or a .gltf
+	// with its buffers as data: URIs), read instead of File, which then
+	// names it (the demo plays the sample map built into the binary).
+	Data []byte `koanf:"-"`
 }
 
 // Arena reports whether the config plays the built-in arena.
-func (c *LevelConfig) Arena() bool { return c.File == "" || c.File == level.ArenaName }
+func (c *LevelConfig) Arena() bool {
+	return c.Data == nil && (c.File == "" || c.File == level.ArenaName)
+}
 
 // playedLevel is the level a server plays, loaded once: the level in
 // canonical order (what recordings carry), its collision mesh, which every
-// room shares read-only, and its spawns by team.
+// room shares read-only, its spawns by team and its kill volumes.
 type playedLevel struct {
 	level  *level.Level
 	mesh   *trimesh.Mesh
-	spawns [3][]geom.Vec3 // by team (1, 2): the feet
-	// bounds keeps the flat movement of today's clients on the level: the
-	// level's bounds on X and Z (on the arena, its floor).
-	bounds geom.AABB
+	spawns [3][]level.Spawn // by team (1, 2)
+	kill   []geom.AABB
 }
 
 // LoadLevel reads and checks the level the configuration names (the
@@ -49,7 +54,14 @@ func (c *Config) LoadLevel() (*level.Level, []level.Warning, error) {
 		}
 		return l, warns, nil
 	}
-	l, warns, err := level.ReadFile(c.Level.File, level.Options{Check: check})
+	var l *level.Level
+	var warns []level.Warning
+	var err error
+	if c.Level.Data != nil {
+		l, warns, err = level.ReadBytes(filepath.Base(c.Level.File), c.Level.Data, level.Options{Check: check})
+	} else {
+		l, warns, err = level.ReadFile(c.Level.File, level.Options{Check: check})
+	}
 	if err != nil {
 		return nil, warns, fmt.Errorf("config: level.file: %w", err)
 	}
@@ -76,19 +88,21 @@ func (c *Config) loadLevel() (*playedLevel, []level.Warning, error) {
 		}
 		return nil, warns, fmt.Errorf("config: %s: %w", key, err)
 	}
-	p := &playedLevel{level: l, mesh: m, bounds: geom.AABB{
-		Min: geom.V(l.Bounds.Min.X, 0, l.Bounds.Min.Z), Max: geom.V(l.Bounds.Max.X, 0, l.Bounds.Max.Z)}}
+	p := &playedLevel{level: l, mesh: m}
 	for _, s := range l.Spawns {
 		if s.Team >= 1 && int(s.Team) < len(p.spawns) {
-			p.spawns[s.Team] = append(p.spawns[s.Team], s.Pos)
+			p.spawns[s.Team] = append(p.spawns[s.Team], s)
 		}
+	}
+	for _, k := range l.KillVolumes {
+		p.kill = append(p.kill, k.Box)
 	}
 	return p, warns, nil
 }
 
-// spawn returns where the n-th player of team appears: the team's spawns
-// in turn.
-func (p *playedLevel) spawn(team uint8, n int) geom.Vec3 {
+// spawn returns where the n-th player of team appears, and which way it
+// faces: the team's spawns in turn.
+func (p *playedLevel) spawn(team uint8, n int) level.Spawn {
 	s := p.spawns[team]
 	return s[n%len(s)]
 }

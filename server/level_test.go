@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,19 +43,16 @@ func TestLevelConfig(t *testing.T) {
 	}
 	// Team 1's two spawns in turn (canonical order: by x), team 2's one.
 	for n, want := range []geom.Vec3{geom.V(-3, 0, -5), geom.V(3, 0, -5), geom.V(-3, 0, -5)} {
-		if got := lvl.spawn(1, n); got != want {
+		if got := lvl.spawn(1, n); got.Pos != want || got.Yaw != 0 {
 			t.Errorf("team 1, player %d: %v, want %v", n, got, want)
 		}
 	}
-	if got := lvl.spawn(2, 3); got != geom.V(0, 0, 5) {
+	if got := lvl.spawn(2, 3); got.Pos != geom.V(0, 0, 5) {
 		t.Errorf("team 2: %v", got)
 	}
-	if lvl.bounds != (geom.AABB{Min: geom.V(-10, 0, -10), Max: geom.V(10, 0, 10)}) {
-		t.Errorf("movement bounds %v", lvl.bounds)
-	}
 	w := welcomeTemplate(&cfg, mustCatalog(t, &cfg), lvl)
-	if w.Level != "two" || w.LevelDigest != lvl.level.Digest() || w.Arena.AABB() != lvl.bounds {
-		t.Errorf("Welcome: level %q, digest %x, arena %v", w.Level, w.LevelDigest, w.Arena)
+	if w.Level != "two" || w.LevelDigest != lvl.level.Digest() {
+		t.Errorf("Welcome: level %q, digest %x", w.Level, w.LevelDigest)
 	}
 	// The arena: spawnPoint's old spread, x = (n − 2.5)·4 at z = ∓18, and
 	// "arena" names it as the empty key does.
@@ -64,7 +62,7 @@ func TestLevelConfig(t *testing.T) {
 		a := mustLevel(t, &d)
 		for n := range 7 {
 			x := (float64(n%6) - 2.5) * 4
-			if a.spawn(1, n) != geom.V(x, 0, -18) || a.spawn(2, n) != geom.V(x, 0, 18) {
+			if a.spawn(1, n).Pos != geom.V(x, 0, -18) || a.spawn(2, n).Pos != geom.V(x, 0, 18) || a.spawn(2, n).Yaw != math.Pi {
 				t.Errorf("%q: player %d of the teams at %v and %v", name, n, a.spawn(1, n), a.spawn(2, n))
 			}
 		}
@@ -91,7 +89,7 @@ func mustCatalog(tb testing.TB, cfg *Config) *weapons.Catalog {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cat, err := f.Catalog(cfg.registry())
+	cat, err := cfg.Catalog(f)
 	if err != nil {
 		tb.Fatal(err)
 	}

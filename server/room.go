@@ -20,8 +20,7 @@ import (
 	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/coverage"
 	"github.com/rewind-gg/rewind/ecs"
-	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/results"
@@ -119,7 +118,7 @@ type room struct {
 	players     *generic.Filter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue]
 	projectiles *generic.Filter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated]
 	shields     *generic.Filter3[ecs.Shield, ecs.Owner, ecs.Team]
-	body        generic.Map6[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag]
+	body        generic.Map8[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag, ecs.Velocity, ecs.Motion]
 }
 
 type roomCounters struct {
@@ -234,12 +233,11 @@ func newRoom(s *Server, id string) (*room, error) {
 	sc.TickRate = c.TickRate
 	sc.LagComp = c.LagCompConfig()
 	sc.FriendlyFire = c.Match.FriendlyFire
-	sc.EyeHeight = c.Match.EyeHeight
+	sc.EyeHeight, sc.CrouchEyeHeight = c.Match.EyeHeight, c.Match.CrouchEyeHeight
 	sc.RespawnTicks = c.Match.RespawnTicks
 	sc.InvulnerableTicks = c.Match.InvulnerableTicks
 	sc.Kinds, sc.Catalog = c.registry(), s.catalog
-	sc.Movement = movement.Params{Speed: c.Arena.Speed, Arena: s.level.bounds}
-	sc.Level = s.level.mesh
+	sc.Level, sc.Bounds, sc.KillVolumes = s.level.mesh, s.level.level.Bounds, s.level.kill
 	sc.PoseScale = protocol.PosScale // rewind to the positions clients were sent
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
@@ -268,7 +266,7 @@ func newRoom(s *Server, id string) (*room, error) {
 		players:       generic.NewFilter6[ecs.Player, ecs.Team, ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue](),
 		projectiles:   generic.NewFilter6[ecs.Projectile, ecs.Velocity, ecs.Shot, ecs.Owner, ecs.Team, ecs.LagCompensated](),
 		shields:       generic.NewFilter3[ecs.Shield, ecs.Owner, ecs.Team](),
-		body:          generic.NewMap6[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag](sim.World),
+		body:          generic.NewMap8[ecs.Transform, ecs.Health, ecs.Life, ecs.InputQueue, ecs.Arsenal, ecs.ViewLag, ecs.Velocity, ecs.Motion](sim.World),
 	}
 	r.seats = coverage.NewRule(c.InputCoverage, int64(math.Ceil(c.ticks(c.InputCoverageWindow))))
 	r.players.Register(sim.World)
@@ -498,14 +496,13 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	if n[team] >= perTeam {
 		return refuse(protocol.RejectTeamFull, fmt.Sprintf("team %d already has %d of the room's %d players", team, n[team], r.cfg.MaxPlayers))
 	}
-	loadout, err := r.sim.Catalog.Loadout(who.class)
+	classIndex, err := r.sim.Catalog.Class(who.class)
 	if err != nil {
 		return refuse(protocol.RejectBadJoin, "class: "+err.Error())
 	}
-	class := who.class
-	if class == "" {
-		class = r.sim.Catalog.Classes()[0].Name
-	}
+	loadout, _ := r.sim.Catalog.Loadout(who.class)
+	cl := &r.sim.Catalog.Classes()[classIndex]
+	class := cl.Name
 	if old != nil {
 		r.srv.m.kicked[kickReplaced].Inc()
 		r.kick(old, protocol.CloseReplaced, "replaced: the same user joined again on another connection")
@@ -513,8 +510,9 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	}
 	spawn := r.spawnPoint(team)
 	c := r.cfg.Match
-	spec := systems.PlayerSpec{Name: who.name, Team: team, Pos: spawn, Controlled: true, Health: c.Health,
-		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight}, Loadout: loadout}
+	spec := systems.PlayerSpec{Name: who.name, Team: team, Pos: spawn.Pos, Yaw: spawn.Yaw, Controlled: true, Health: c.Health,
+		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight, CrouchHeight: c.CrouchHeight},
+		Class: classIndex, Loadout: loadout}
 	e := r.sim.SpawnPlayer(spec)
 	r.rec.SpawnPlayer(spec, e)
 	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
@@ -531,7 +529,8 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	w.Player, w.Team, w.ServerTick = mem.id, team, uint32(r.sim.Now())
 	w.SpreadSeed, w.InterpDelay = r.seed, uint16(interp.Milliseconds())
 	w.Room, w.Name = r.id, who.name
-	w.Spawn = spawn.Array()
+	w.Spawn, w.SpawnYaw = spawn.Pos.Array(), protocol.QuantizeYaw(spawn.Yaw)
+	w.Movement = movementInfo(&cl.Movement)
 	w.Class = class
 	for _, id := range loadout {
 		w.Loadout = append(w.Loadout, uint8(id))
@@ -548,10 +547,11 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	return joinReply{welcome: w, room: r}
 }
 
-// spawnPoint returns where a newcomer of team appears: the level's spawns
-// of the team in turn, by how many of the team are in the room (on the
-// built-in arena, its players spread along the team's end).
-func (r *room) spawnPoint(team uint8) geom.Vec3 {
+// spawnPoint returns where a newcomer of team appears, and which way it
+// faces: the level's spawns of the team in turn, by how many of the team
+// are in the room (on the built-in arena, its players spread along the
+// team's end).
+func (r *room) spawnPoint(team uint8) level.Spawn {
 	n := 0
 	for _, mem := range r.members {
 		if mem.team == team {
@@ -843,13 +843,16 @@ func (r *room) events() {
 		}
 	}
 	for _, k := range ev.Kills {
-		if m := r.byEnt[k.Killer]; m != nil {
+		weapon := uint8(k.Weapon)
+		if k.Weapon == ecs.NoWeapon {
+			weapon = protocol.KillByLevel
+		} else if m := r.byEnt[k.Killer]; m != nil {
 			m.stats.Kills++
 		}
 		if m := r.byEnt[k.Victim]; m != nil {
 			m.stats.Deaths++
 		}
-		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: uint8(k.Weapon)})
+		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: weapon})
 	}
 	for _, rj := range ev.Rejected {
 		m.shotsRejected[rj.Reason].Inc()
@@ -858,7 +861,8 @@ func (r *room) events() {
 		}
 	}
 	for _, s := range ev.Respawns {
-		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: s.Pos.Array()})
+		r.broadcast(protocol.Event{Kind: protocol.EventRespawn, Tick: uint32(s.Tick), Player: netID(s.Player), Pos: s.Pos.Array(),
+			Yaw: protocol.QuantizeYaw(s.Yaw)})
 	}
 	for i := range ev.Clamps {
 		c := &ev.Clamps[i]
@@ -1029,6 +1033,9 @@ func (r *room) buildWorld(tick int64) {
 			Pos: protocol.QuantizeVec(tf.Pos)}
 		if pose, ok := r.sim.History.PoseAt(tick, e); ok {
 			s.Flags |= protocol.FlagAlive
+			if pose.Crouched {
+				s.Flags |= protocol.FlagCrouched
+			}
 			s.Pos = protocol.QuantizeVec(pose.Pos)
 		}
 		w.Players = append(w.Players, protocol.Entity{ID: netID(e), State: s})
@@ -1078,10 +1085,11 @@ func (r *room) snapshot(mem *member, tick int64) {
 		mem.stats.SnapshotsDropped++
 		return
 	}
-	tf, h, life, queue, arsenal, lag := r.body.Get(mem.entity)
+	tf, h, life, queue, arsenal, lag, vel, mo := r.body.Get(mem.entity)
 	hdr := protocol.SnapshotHeader{Tick: uint32(tick), Baseline: protocol.NoTick, InputAck: protocol.NoTick,
 		InputLead: int8(min(max(mem.newestInput-tick, -127), 127)),
-		Own:       protocol.OwnState{Alive: !life.Dead, Pos: tf.Pos.Array(), Health: float32(h.Current), Shots: arsenal.Fired}}
+		Own: protocol.OwnState{Flags: protocol.OwnFlags(!life.Dead, mo.Crouched, mo.JumpHeld), Pos: tf.Pos.Array(), Vel: vel.V.Array(),
+			Health: float32(h.Current), Shots: arsenal.Fired}}
 	r.srv.m.viewLag.Observe(lag.Ticks / float64(r.cfg.TickRate))
 	if queue.Applied >= 0 {
 		hdr.InputAck = uint32(queue.Applied)

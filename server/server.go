@@ -24,6 +24,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"github.com/rewind-gg/rewind/limits"
+	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/results"
 	"github.com/rewind-gg/rewind/token"
@@ -92,9 +93,9 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: weapons_file: %w", err)
 	}
-	catalog, err := file.Catalog(cfg.registry())
+	catalog, err := cfg.Catalog(file)
 	if err != nil {
-		return nil, fmt.Errorf("config: weapons_file: %w", err)
+		return nil, err
 	}
 	lvl, warns, err := cfg.loadLevel()
 	if err != nil {
@@ -189,14 +190,15 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog, lvl *playe
 
 // welcomeTemplate is what every welcome says about the room's rules; its
 // digest covers them all (the room's spread seed and the player's own
-// fields are set per welcome, after).
+// fields, its class's movement included, are set per welcome, after).
 func welcomeTemplate(c *Config, cat *weapons.Catalog, lvl *playedLevel) protocol.Welcome {
 	maxUnlag := c.LagCompConfig().MaxUnlag()
 	w := protocol.Welcome{
 		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
-		WindowTicks: uint16(c.LagComp.WindowTicks), MaxUnlag: maxUnlag, Speed: c.Arena.Speed,
-		Arena: protocol.BoxOf(lvl.bounds), Level: lvl.level.Name, LevelDigest: lvl.level.Digest(),
-		EyeHeight: c.Match.EyeHeight, Radius: c.Match.Radius, Height: c.Match.Height, HeadHeight: c.Match.HeadHeight,
+		WindowTicks: uint16(c.LagComp.WindowTicks), MaxUnlag: maxUnlag,
+		Level: lvl.level.Name, LevelDigest: lvl.level.Digest(),
+		EyeHeight: c.Match.EyeHeight, CrouchEyeHeight: c.Match.CrouchEyeHeight, Radius: c.Match.Radius,
+		Height: c.Match.Height, CrouchHeight: c.Match.CrouchHeight, HeadHeight: c.Match.HeadHeight,
 		Health: c.Match.Health, RespawnTicks: uint16(min(c.Match.RespawnTicks, math.MaxUint16)),
 		InvulnerableTicks: uint16(min(c.Match.InvulnerableTicks, math.MaxUint16)), FriendlyFire: c.Match.FriendlyFire,
 		InputTimeout: uint32(min(c.InputTimeout.Milliseconds(), math.MaxUint32)),
@@ -781,4 +783,12 @@ func recordDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// movementInfo is a class's movement as the Welcome carries it.
+func movementInfo(m *movement.Character) protocol.Movement {
+	return protocol.Movement{RunSpeed: m.RunSpeed, SprintSpeed: m.SprintSpeed, CrouchSpeed: m.CrouchSpeed,
+		GroundAccel: m.GroundAccel, AirAccel: m.AirAccel, AirWishSpeed: m.AirWishSpeed, Friction: m.Friction,
+		StopSpeed: m.StopSpeed, Gravity: m.Gravity, JumpHeight: m.JumpHeight, StepHeight: m.StepHeight,
+		MaxSlope: m.MaxSlope, Skin: m.Skin}
 }

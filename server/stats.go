@@ -102,7 +102,7 @@ func (r *room) statsNow() RoomStats {
 		TickTime: r.stats.tickTime, TickTotal: r.stats.tickTotal, Overruns: r.stats.overruns, Recording: r.recording}
 	for _, mem := range r.members {
 		ps := mem.stats
-		tf, _, _, q, _, _ := r.body.Get(mem.entity)
+		tf, _, _, q, _, _, _, _ := r.body.Get(mem.entity)
 		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
 		ps.Pos = tf.Pos.Array()
 		ps.RTT, ps.QUICRTT, ps.LagBound, ps.RTTCapped = mem.rtt.srtt, mem.quicRTT.srtt, mem.lagBound, mem.cappedFor

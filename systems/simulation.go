@@ -2,6 +2,7 @@ package systems
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mlange-42/arche/generic"
 
@@ -19,9 +20,11 @@ type Config struct {
 	TickRate     int            // ticks per second (default 20)
 	LagComp      lagcomp.Config // window, view resolution, bucketing, broadphase
 	FriendlyFire bool           // shots hit teammates
-	Movement     movement.Params
-	// EyeHeight is how far above the feet a player's shots start, metres.
-	EyeHeight float64
+	// EyeHeight is how far above the feet a player's shots start, metres,
+	// and CrouchEyeHeight how far while it is crouched. (A player moves as
+	// its class's movement.Character, from the catalogue: the server gives
+	// every class these eyes, and the capsule its hitbox has.)
+	EyeHeight, CrouchEyeHeight float64
 	// RespawnTicks is how long a dead player stays dead, InvulnerableTicks
 	// how long it cannot be damaged after it respawns.
 	RespawnTicks      int
@@ -49,9 +52,17 @@ type Config struct {
 	PoseScale float64
 	// Level is the level's collision mesh (level.Level.Mesh: masked by what
 	// each triangle blocks), nil for none. Its triangles that block shots
-	// stop shots, projectiles and lines of sight at any height. A mesh is
-	// read-only: a server's rooms share one.
+	// stop shots, projectiles and lines of sight at any height; those that
+	// block movement are what players walk on and into (movement.Move).
+	// Without a level, players walk on an endless floor at y = 0 that
+	// stops nothing but movement. A mesh is read-only: a server's rooms
+	// share one.
 	Level *trimesh.Mesh
+	// Bounds and KillVolumes are the level's (level.Level): a player moved
+	// by its inputs whose feet leave Bounds (a zero box: no bounds) or
+	// enter a kill volume dies, its own killer with ecs.NoWeapon.
+	Bounds      geom.AABB
+	KillVolumes []geom.AABB
 }
 
 // DefaultConfig returns a 20 Hz room with Dino Squad's lag-compensation
@@ -60,8 +71,8 @@ func DefaultConfig() Config {
 	return Config{
 		TickRate:          20,
 		LagComp:           lagcomp.DefaultConfig(),
-		Movement:          movement.DefaultParams(),
-		EyeHeight:         1.6,
+		EyeHeight:         movement.DefaultCharacter().EyeHeight,
+		CrouchEyeHeight:   movement.DefaultCharacter().CrouchEyeHeight,
 		RespawnTicks:      60,
 		InvulnerableTicks: 40,
 	}
@@ -96,10 +107,10 @@ type Simulation struct {
 
 	// Queries and component access, built once.
 	inputs    *generic.Filter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform]
-	movers    *generic.Filter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life]
-	hitboxes  *generic.Filter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life]
-	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life]
-	lives     *generic.Filter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal]
+	movers    *generic.Filter5[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion]
+	hitboxes  *generic.Filter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion]
+	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life]
+	lives     *generic.Filter6[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal, ecs.Velocity, ecs.Motion]
 	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
 	shields   *generic.Filter1[ecs.Shield]
 	shotOf    generic.Map[ecs.Shot]
@@ -107,16 +118,22 @@ type Simulation struct {
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
 	staticMap generic.Map1[ecs.StaticGeometry]
 	players   generic.Map10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
-	// controlled creates a controlled player with its input queue at once:
-	// adding the queue after would leave every player's components in an
-	// archetype of their own as well, for nothing.
-	controlled generic.Map12[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak, ecs.InputQueue, ecs.Input]
-	inputMap   generic.Map2[ecs.InputQueue, ecs.Input]
-	stateOf    generic.Map6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak]
+	motionOf  generic.Map[ecs.Motion]
+	inputMap  generic.Map2[ecs.InputQueue, ecs.Input]
+	stateOf   generic.Map7[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak, ecs.Motion]
+	// A player's components, and a controlled player's with its input
+	// queue: a player is created with all of them at once (adding the
+	// queue after would leave every player's components in an archetype
+	// of their own as well, for nothing).
+	playerIDs, controlledIDs []ecs.ID
 
 	queueID ecs.ID     // InputQueue: a player moved by its inputs
-	maxStep float64    // the furthest movement goes in a tick, metres
 	level   ecs.Entity // the level's entity, zero without a level
+	// chars are the classes' characters (Catalog.Classes' Movement), by
+	// class index; walk is the mesh players move on (Config.Level, or the
+	// endless floor without one).
+	chars []movement.Character
+	walk  *trimesh.Mesh
 
 	// Per-tick scratch, reused.
 	poses []lagcomp.Pose
@@ -161,10 +178,10 @@ func New(cfg Config) (*Simulation, error) {
 		cfg:       cfg,
 
 		inputs:     generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
-		movers:     generic.NewFilter4[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life](),
-		hitboxes:   generic.NewFilter4[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life](),
-		triggers:   generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Hitbox, ecs.Life](),
-		lives:      generic.NewFilter4[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal](),
+		movers:     generic.NewFilter5[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion](),
+		hitboxes:   generic.NewFilter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion](),
+		triggers:   generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life](),
+		lives:      generic.NewFilter6[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal, ecs.Velocity, ecs.Motion](),
 		lagcomped:  generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
 		shields:    generic.NewFilter1[ecs.Shield](),
 		shotOf:     generic.NewMap[ecs.Shot](w),
@@ -172,9 +189,19 @@ func New(cfg Config) (*Simulation, error) {
 		armsOf:     generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
 		staticMap:  generic.NewMap1[ecs.StaticGeometry](w),
 		players:    generic.NewMap10[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
-		controlled: generic.NewMap12[ecs.Player, ecs.Team, ecs.Transform, ecs.Velocity, ecs.Hitbox, ecs.ViewLag, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak, ecs.InputQueue, ecs.Input](w),
+		motionOf:   generic.NewMap[ecs.Motion](w),
 		inputMap:   generic.NewMap2[ecs.InputQueue, ecs.Input](w),
-		stateOf:    generic.NewMap6[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak](w),
+		stateOf:    generic.NewMap7[ecs.Transform, ecs.Velocity, ecs.Health, ecs.Life, ecs.Arsenal, ecs.Streak, ecs.Motion](w),
+	}
+	s.playerIDs = []ecs.ID{ecs.ComponentID[ecs.Player](w), ecs.ComponentID[ecs.Team](w), ecs.ComponentID[ecs.Transform](w),
+		ecs.ComponentID[ecs.Velocity](w), ecs.ComponentID[ecs.Hitbox](w), ecs.ComponentID[ecs.ViewLag](w), ecs.ComponentID[ecs.Health](w),
+		ecs.ComponentID[ecs.Life](w), ecs.ComponentID[ecs.Arsenal](w), ecs.ComponentID[ecs.Streak](w), ecs.ComponentID[ecs.Motion](w)}
+	s.controlledIDs = append(slices.Clone(s.playerIDs), ecs.ComponentID[ecs.InputQueue](w), ecs.ComponentID[ecs.Input](w))
+	for _, cl := range catalog.Classes() {
+		s.chars = append(s.chars, cl.Movement)
+	}
+	if len(s.chars) == 0 {
+		s.chars = append(s.chars, movement.DefaultCharacter())
 	}
 	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
@@ -185,9 +212,13 @@ func New(cfg Config) (*Simulation, error) {
 		s.level = s.staticMap.NewWith(&ecs.StaticGeometry{Triangles: cfg.Level.Len()})
 		s.Collision.SetLevel(s.level, cfg.Level, level.ShotMask)
 	}
-	// Movement goes at most Speed·dt in a tick; the margin absorbs rounding.
-	step := cfg.Movement.Speed / float64(cfg.TickRate)
-	s.maxStep = step + 1e-9*(1+step)
+	s.walk = cfg.Level
+	if s.walk == nil {
+		var err error
+		if s.walk, err = floor(); err != nil {
+			return nil, fmt.Errorf("systems: %w", err)
+		}
+	}
 	s.Time = lagcomp.NewTimeMachine(s.History, s.Collision)
 	s.env = weapons.NewEnv(w, s.Collision, catalog, cfg.FriendlyFire)
 	s.env.SpreadSeed = cfg.SpreadSeed
@@ -256,11 +287,16 @@ type PlayerSpec struct {
 	Name   string
 	Team   uint8
 	Pos    geom.Vec3
+	Yaw    float64 // which way it faces
 	Hitbox ecs.Hitbox
 	Health float64 // 0: no health (cannot be damaged)
 	// Controlled players get an input queue and move by their inputs;
 	// others are placed by whoever drives the simulation (a scenario).
 	Controlled bool
+	// Class is the player's class: its index in the catalogue's classes
+	// (Catalog.Classes; an index out of range is the first). Its Movement
+	// is the character the player moves as.
+	Class int
 	// Loadout is the weapons the player carries (catalogue ids, at most
 	// ecs.MaxLoadout): the only ones its inputs can fire.
 	Loadout []uint16
@@ -268,17 +304,38 @@ type PlayerSpec struct {
 
 // SpawnPlayer adds a player. Its hitbox enters the history at the next Step.
 func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
-	arsenal := s.Catalog.Arsenal(p.Loadout)
-	player, team, tf := &ecs.Player{ID: p.ID, Name: p.Name}, &ecs.Team{ID: p.Team}, &ecs.Transform{Pos: p.Pos}
-	health, life := &ecs.Health{Current: p.Health, Max: p.Health}, &ecs.Life{Spawn: p.Pos, Moved: -1}
-	if !p.Controlled {
-		return s.players.NewWith(player, team, tf, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{}, health, life, &arsenal, &ecs.Streak{})
+	ids := s.playerIDs
+	if p.Controlled {
+		ids = s.controlledIDs
 	}
-	q := &ecs.InputQueue{Applied: -1}
-	for i := range q.Slots {
-		q.Slots[i].Tick = -1
+	e := s.World.NewEntity(ids...)
+	player, team, tf, vel, hb, lag, health, life, arsenal, streak := s.players.Get(e)
+	*player, *team, *tf, *vel = ecs.Player{ID: p.ID, Name: p.Name}, ecs.Team{ID: p.Team}, ecs.Transform{Pos: p.Pos, Yaw: p.Yaw}, ecs.Velocity{}
+	*hb, *lag, *streak = p.Hitbox, ecs.ViewLag{}, ecs.Streak{}
+	*health, *life = ecs.Health{Current: p.Health, Max: p.Health}, ecs.Life{Spawn: p.Pos, SpawnYaw: p.Yaw, Moved: -1}
+	*arsenal = s.Catalog.Arsenal(p.Loadout)
+	class := p.Class
+	if class < 0 || class >= len(s.chars) {
+		class = 0
 	}
-	return s.controlled.NewWith(player, team, tf, &ecs.Velocity{}, &p.Hitbox, &ecs.ViewLag{}, health, life, &arsenal, &ecs.Streak{}, q, &ecs.Input{})
+	*s.motionOf.Get(e) = ecs.Motion{Class: class, Left: p.Pos}
+	if p.Controlled {
+		q, in := s.inputMap.Get(e)
+		*q, *in = ecs.InputQueue{Applied: -1}, ecs.Input{}
+		for i := range q.Slots {
+			q.Slots[i].Tick = -1
+		}
+	}
+	return e
+}
+
+// Character returns the character player e moves as (its class's), or
+// false if e is not a player.
+func (s *Simulation) Character(e ecs.Entity) (*movement.Character, bool) {
+	if !s.World.Alive(e) || !s.World.Has(e, s.motionOf.ID()) {
+		return nil, false
+	}
+	return &s.chars[s.motionOf.Get(e).Class], true
 }
 
 // Level returns the level's entity (the By of the shots it blocks), or
@@ -296,9 +353,10 @@ func (s *Simulation) SpawnShield(owner ecs.Entity, team uint8, box geom.AABB, ex
 func (s *Simulation) Despawn(e ecs.Entity) { s.env.Despawn(e) }
 
 // PlayerState is what the course of a match changes in a player: where it
-// is and looks, how fast it moves, its health, its life (dead, respawn,
-// invulnerability, teleports), its weapons' state and its streak. Its inputs
-// and the view lag they are granted are not part of it.
+// is and looks, how fast it moves and the rest of its movement (crouched,
+// jump held), its health, its life (dead, respawn, invulnerability,
+// teleports), its weapons' state and its streak. Its inputs and the view
+// lag they are granted are not part of it.
 type PlayerState struct {
 	Transform ecs.Transform
 	Velocity  ecs.Velocity
@@ -306,6 +364,7 @@ type PlayerState struct {
 	Life      ecs.Life
 	Arsenal   ecs.Arsenal
 	Streak    ecs.Streak
+	Motion    ecs.Motion
 }
 
 // PlayerState returns player e's state, or false if e is not a player.
@@ -313,11 +372,11 @@ func (s *Simulation) PlayerState(e ecs.Entity) (PlayerState, bool) {
 	if !s.World.Alive(e) {
 		return PlayerState{}, false
 	}
-	tf, vel, h, life, arsenal, streak := s.stateOf.Get(e)
-	if tf == nil || vel == nil || h == nil || life == nil || arsenal == nil || streak == nil {
+	tf, vel, h, life, arsenal, streak, mo := s.stateOf.Get(e)
+	if tf == nil || vel == nil || h == nil || life == nil || arsenal == nil || streak == nil || mo == nil {
 		return PlayerState{}, false
 	}
-	return PlayerState{Transform: *tf, Velocity: *vel, Health: *h, Life: *life, Arsenal: *arsenal, Streak: *streak}, true
+	return PlayerState{Transform: *tf, Velocity: *vel, Health: *h, Life: *life, Arsenal: *arsenal, Streak: *streak, Motion: *mo}, true
 }
 
 // SetPlayerState makes player e's state st, and reports whether e is a
@@ -329,11 +388,11 @@ func (s *Simulation) SetPlayerState(e ecs.Entity, st *PlayerState) bool {
 	if !s.World.Alive(e) {
 		return false
 	}
-	tf, vel, h, life, arsenal, streak := s.stateOf.Get(e)
-	if tf == nil || vel == nil || h == nil || life == nil || arsenal == nil || streak == nil {
+	tf, vel, h, life, arsenal, streak, mo := s.stateOf.Get(e)
+	if tf == nil || vel == nil || h == nil || life == nil || arsenal == nil || streak == nil || mo == nil {
 		return false
 	}
-	*tf, *vel, *h, *life, *arsenal, *streak = st.Transform, st.Velocity, st.Health, st.Life, st.Arsenal, st.Streak
+	*tf, *vel, *h, *life, *arsenal, *streak, *mo = st.Transform, st.Velocity, st.Health, st.Life, st.Arsenal, st.Streak, st.Motion
 	return true
 }
 
@@ -341,3 +400,17 @@ func (s *Simulation) SetPlayerState(e ecs.Entity, st *PlayerState) bool {
 // id is id (weapons.Env.SpreadAs): for replays whose entities differ from
 // the recording's.
 func (s *Simulation) SpreadAs(e ecs.Entity, id uint32) { s.env.SpreadAs(e, id) }
+
+// floorSize is the half side of the floor players walk on without a level,
+// metres: endless for any match.
+const floorSize = 1e5
+
+// floor returns the mesh players walk on without a level: a square at
+// y = 0, floorSize from the origin each way, that blocks movement only.
+func floor() (*trimesh.Mesh, error) {
+	a, b, c, d := geom.V(-floorSize, 0, -floorSize), geom.V(-floorSize, 0, floorSize), geom.V(floorSize, 0, floorSize), geom.V(floorSize, 0, -floorSize)
+	return trimesh.New([]trimesh.Triangle{
+		{A: a, B: b, C: c, Mask: level.MovementMask},
+		{A: a, B: c, C: d, Mask: level.MovementMask},
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/weapons"
 )
@@ -64,44 +65,80 @@ func GrantViewLag(now int64, in *ecs.Input, maxUnlag float64) ecs.ViewLag {
 	return v
 }
 
-// move advances every player that has an input.
+// move advances every player moved by its inputs by one tick of its
+// class's character (movement.Move) against the level's movement-blocking
+// triangles. A rooted tick (no input: applyInputs left an empty one) moves
+// it too, with no stick and no button held: a player in the air falls on.
+// A player found elsewhere than the last tick left it was put there (a
+// respawn, a teleport): its pose is a teleport (Life.Moved). A player whose
+// feet then leave the level's bounds or enter a kill volume dies, its own
+// killer (killedByLevel).
 func (s *Simulation) move() {
-	dt := s.Clock.Dt()
+	dt, now := s.Clock.Dt(), s.Clock.Tick
 	q := s.movers.Query(s.World)
 	for q.Next() {
-		tf, vel, in, life := q.Get()
+		tf, vel, in, life, mo := q.Get()
 		if life.Dead {
 			vel.V = geom.Vec3{}
 			continue
 		}
-		movement.Step(tf, vel, in, dt, s.cfg.Movement)
+		if tf.Pos != mo.Left {
+			life.Moved = now
+		}
+		tf.Yaw, tf.Pitch = movement.Look(in.Yaw, in.Pitch)
+		st := movement.State{Pos: tf.Pos, Vel: vel.V, Crouched: mo.Crouched, JumpHeld: mo.JumpHeld}
+		movement.Move(&s.chars[mo.Class], &st, in.Movement(), dt, s.walk, level.MovementMask)
+		tf.Pos, vel.V, mo.Left = st.Pos, st.Vel, st.Pos
+		mo.Crouched, mo.JumpHeld, mo.OnGround, mo.Ground = st.Crouched, st.JumpHeld, st.OnGround, st.Ground
+		if s.outOfLevel(st.Pos) {
+			s.killedByLevel(q.Entity(), life, vel, now)
+		}
 	}
 }
 
-// recordHistory appends every hitbox's pose to the history and puts the
-// collision world into the present. A pose is a teleport when the player was
-// put there (a respawn: Life.Moved) or, for a player moved by its inputs,
-// when it is further from its last recorded pose than movement can go in a
-// tick; lag compensation never interpolates across one, and the player's
+// outOfLevel reports whether feet at pos are out of the level's bounds or
+// in one of its kill volumes.
+func (s *Simulation) outOfLevel(pos geom.Vec3) bool {
+	if b := s.cfg.Bounds; b != (geom.AABB{}) && !b.Contains(pos) {
+		return true
+	}
+	for _, k := range s.cfg.KillVolumes {
+		if k.Contains(pos) {
+			return true
+		}
+	}
+	return false
+}
+
+// killedByLevel kills player e where it stands: no hitbox from this tick
+// on, a Kill event with e as its own killer and ecs.NoWeapon, and a respawn
+// as after any death.
+func (s *Simulation) killedByLevel(e ecs.Entity, life *ecs.Life, vel *ecs.Velocity, now int64) {
+	h, _ := s.healthOf.Get(e)
+	h.Current = 0
+	vel.V = geom.Vec3{}
+	life.Dead, life.RespawnAt = true, now+1+int64(s.cfg.RespawnTicks)
+	s.Events.Kills = append(s.Events.Kills, ecs.KillEvent{Killer: e, Victim: e, Weapon: ecs.NoWeapon, Tick: now})
+}
+
+// recordHistory appends every hitbox's pose, crouched or not, to the
+// history and puts the collision world into the present. A pose is a
+// teleport when the player was put there (a respawn, or for a player moved
+// by its inputs, anywhere movement did not leave it: Life.Moved); lag
+// compensation never interpolates across one, and the player's
 // Life.Teleports counts them for clients.
 func (s *Simulation) recordHistory() {
 	now := s.Clock.Tick
 	s.poses = s.poses[:0]
 	q := s.hitboxes.Query(s.World)
 	for q.Next() {
-		tf, hb, team, life := q.Get()
+		tf, hb, team, life, mo := q.Get()
 		if life.Dead {
 			continue
 		}
-		e := q.Entity()
-		p := lagcomp.Pose{Entity: e, Team: team.ID, Hitbox: *hb, Pos: tf.Pos, Teleport: life.Moved == now}
+		p := lagcomp.Pose{Entity: q.Entity(), Team: team.ID, Hitbox: *hb, Pos: tf.Pos, Crouched: mo.Crouched, Teleport: life.Moved == now}
 		if s.cfg.PoseScale > 0 {
 			p.Pos = p.Pos.Round(s.cfg.PoseScale)
-		}
-		if !p.Teleport && s.World.Has(e, s.queueID) {
-			if prev, ok := s.History.PoseAt(now-1, e); ok && prev.Pos.Sub(p.Pos).Len() > s.maxStep {
-				p.Teleport = true
-			}
 		}
 		if p.Teleport {
 			life.Teleports++
@@ -113,6 +150,17 @@ func (s *Simulation) recordHistory() {
 	s.Time.TravelToPresent()
 }
 
+// Eye returns where shots of a player with feet at pos start: EyeHeight
+// above them, CrouchEyeHeight crouched.
+func (s *Simulation) Eye(pos geom.Vec3, crouched bool) geom.Vec3 {
+	if crouched {
+		pos.Y += s.cfg.CrouchEyeHeight
+	} else {
+		pos.Y += s.cfg.EyeHeight
+	}
+	return pos
+}
+
 // weapons turns this tick's fire buttons into fire commands (origin at the
 // eyes, direction from the aim: weapon positions are computed before lag
 // compensation) and spawns every command's entity, under the weapons' rules;
@@ -121,7 +169,7 @@ func (s *Simulation) weapons() {
 	now := s.Clock.Tick
 	q := s.triggers.Query(s.World)
 	for q.Next() {
-		in, tf, _, life := q.Get()
+		in, tf, mo, life := q.Get()
 		if in.Tick != now || life.Dead {
 			continue
 		}
@@ -132,8 +180,7 @@ func (s *Simulation) weapons() {
 		if in.Buttons&ecs.ButtonFire == 0 {
 			continue
 		}
-		origin := tf.Pos
-		origin.Y += s.cfg.EyeHeight
+		origin := s.Eye(tf.Pos, mo.Crouched)
 		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{
 			Shooter: q.Entity(), Weapon: in.Weapon, Shot: in.Shot,
 			Origin: origin, Dir: movement.Aim(tf.Yaw, tf.Pitch),
@@ -247,16 +294,18 @@ func (s *Simulation) damage() {
 	}
 	q := s.lives.Query(s.World)
 	for q.Next() {
-		life, h, tf, arsenal := q.Get()
+		life, h, tf, arsenal, vel, mo := q.Get()
 		if life.Dead && life.RespawnAt <= now+1 {
 			life.Dead = false
 			life.Lives++
 			life.InvulnerableUntil = now + 1 + int64(s.cfg.InvulnerableTicks)
 			life.Moved = now + 1
 			h.Current = h.Max
-			tf.Pos = life.Spawn
+			*tf = ecs.Transform{Pos: life.Spawn, Yaw: life.SpawnYaw}
+			vel.V = geom.Vec3{}
+			*mo = ecs.Motion{Class: mo.Class, Left: mo.Left} // standing, and nothing held
 			s.Catalog.Refill(arsenal) // a fresh life, a full arsenal
-			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Tick: now + 1})
+			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Yaw: life.SpawnYaw, Tick: now + 1})
 		}
 	}
 }

@@ -260,7 +260,7 @@ func TestSpreadIsTheServers(t *testing.T) {
 				best, who := math.Inf(1), ecs.Entity{}
 				for _, e := range targets {
 					_, _, tf, _, _, _, _, _, _, _ := s.players.Get(e)
-					if tt, ok := geom.RayCapsule(eye, d, 40, stdHitbox.Capsule(tf.Pos)); ok && tt < best {
+					if tt, ok := geom.RayCapsule(eye, d, 40, stdHitbox.Capsule(tf.Pos, false)); ok && tt < best {
 						best, who = tt, e
 					}
 				}
@@ -367,6 +367,7 @@ func TestNoGhostBetweenDeathAndSpawn(t *testing.T) {
 	victim := s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: stdHitbox, Pos: geom.V(20, 0, 10), Health: 25, Controlled: true})
 	_, _, tf, _, _, _, _, _, _, _ := s.players.Get(victim)
 	tf.Pos = geom.V(-20, 0, 10) // moved by the test, before any history
+	s.motionOf.Get(victim).Left = tf.Pos
 	for tick := range int64(6) {
 		s.QueueInput(victim, ecs.Input{Tick: tick})
 		if tick == 5 {

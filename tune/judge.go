@@ -196,7 +196,7 @@ func (m *matchJudge) outOfSight(sim *systems.Simulation, teams generic.Map1[ecs.
 		fallthrough
 	default:
 		if pose, ok := sim.History.PoseAt(tick, ev.Shooter); ok {
-			origin = pose.Pos.Add(geom.V(0, m.setup.EyeHeight, 0))
+			origin = sim.Eye(pose.Pos, pose.Crouched)
 		}
 	}
 	cp := c.Capsule

@@ -21,7 +21,7 @@ type Match struct {
 	Started  string `json:"started,omitempty"`
 	TickRate int    `json:"tick_rate"`
 	Window   int    `json:"window_ticks"`
-	// Arena is the floor players are kept on: min x, min z, max x, max z
+	// Arena is the bounds players are kept in: min x, min z, max x, max z
 	// (all 0: unbounded).
 	Arena [4]Num `json:"arena"`
 	// Level is the level the match was played on (nil: none).
@@ -174,7 +174,7 @@ type Builder struct {
 	clamps  map[shotLabel]ecs.ClampEvent // by shot, until its decision
 	paths   map[shotKey]*flight          // projectiles' flights so far
 	decided []shotKey                    // the tick's projectiles that ended
-	eye     float64
+	eye     [2]float64 // standing, crouched
 	poses   []lagcomp.Pose
 
 	names       generic.Map2[ecs.Player, ecs.Team]
@@ -210,8 +210,8 @@ type shotLabel struct {
 // them all.
 func NewBuilder(setup replay.Setup, keep int64) *Builder {
 	b := &Builder{keep: keep, players: map[replay.EntityID]int{}, clamps: map[shotLabel]ecs.ClampEvent{},
-		paths: map[shotKey]*flight{}, eye: setup.EyeHeight}
-	a := setup.Movement.Arena
+		paths: map[shotKey]*flight{}, eye: [2]float64{setup.EyeHeight, setup.CrouchEyeHeight}}
+	a := setup.Bounds
 	b.m = Match{Room: setup.Room, Started: setup.Started, TickRate: setup.TickRate, Window: setup.LagComp.WindowTicks,
 		Arena:   [4]Num{Num(a.Min[0]), Num(a.Min[2]), Num(a.Max[0]), Num(a.Max[2])},
 		Players: []Player{}, Frames: []Frame{}, Shots: []Shot{}}
@@ -337,7 +337,7 @@ func (b *Builder) shot(t *replay.Tick, ev *ecs.ShotEvent) {
 	// Where the ray started: the shooter's eye as the tick recorded it; a
 	// projectile's flight starts where the shooter's was when it fired.
 	if pose, ok := sim.History.PoseAt(t.Tick, ev.Shooter); ok {
-		s.Origin = vec(pose.Pos.X, pose.Pos.Y+b.eye, pose.Pos.Z)
+		s.Origin = vec(pose.Pos.X, pose.Pos.Y+b.eyeOf(pose), pose.Pos.Z)
 	} else {
 		s.Origin = s.Point
 	}
@@ -360,3 +360,11 @@ func (b *Builder) shot(t *replay.Tick, ev *ecs.ShotEvent) {
 }
 
 func vec(x, y, z float64) [3]Num { return [3]Num{Num(x), Num(y), Num(z)} }
+
+// eyeOf is how far above a pose's feet its shots start.
+func (b *Builder) eyeOf(p lagcomp.Pose) float64 {
+	if p.Crouched {
+		return b.eye[1]
+	}
+	return b.eye[0]
+}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/movement"
 )
 
 // Catalog is a room's weapons, indexed by the uint16 ids shots carry, and
@@ -19,10 +21,16 @@ type Catalog struct {
 	classes []Class
 }
 
-// Class is a loadout: the weapons a player of the class carries, by name.
+// Class is a kind of player: the weapons it carries (its loadout), by name,
+// and how it moves.
 type Class struct {
 	Name    string
 	Weapons []string
+	// Movement is the character a player of the class moves as (package
+	// movement); the zero value is movement.DefaultCharacter. A weapons
+	// file sets its movement values and leaves the capsule (radius,
+	// heights, eyes) to the server, which gives every player the match's.
+	Movement movement.Character
 }
 
 // NewCatalog validates defs against the kinds of reg and indexes them in the
@@ -61,8 +69,13 @@ func NewCatalog(reg *Registry, defs []Definition, classes ...Class) (*Catalog, e
 		}
 		classes = []Class{all}
 	}
+	classes = slices.Clone(classes) // the defaults go into the catalogue's copy
 	seen := map[string]bool{}
-	for i, cl := range classes {
+	for i := range classes {
+		cl := &classes[i]
+		if cl.Movement == (movement.Character{}) {
+			cl.Movement = movement.DefaultCharacter()
+		}
 		switch {
 		case cl.Name == "":
 			return nil, fmt.Errorf("weapons: classes[%d].name: missing", i)
@@ -72,6 +85,12 @@ func NewCatalog(reg *Registry, defs []Definition, classes ...Class) (*Catalog, e
 			return nil, fmt.Errorf("weapons: class %s.weapons: carries %d weapons, 1..%d allowed", cl.Name, len(cl.Weapons), ecs.MaxLoadout)
 		}
 		seen[cl.Name] = true
+		if err := cl.Movement.Validate(); err != nil {
+			if fe, ok := err.(*movement.FieldError); ok {
+				return nil, fmt.Errorf("weapons: class %s.movement.%s: %s", cl.Name, fe.Key, fe.Msg)
+			}
+			return nil, fmt.Errorf("weapons: class %s.%w", cl.Name, err)
+		}
 		for j, w := range cl.Weapons {
 			if _, ok := c.index[w]; !ok {
 				return nil, fmt.Errorf("weapons: class %s.weapons[%d]: unknown weapon %q", cl.Name, j, w)
@@ -113,29 +132,35 @@ func (c *Catalog) Names() []string {
 // Classes returns the classes, the first being the default.
 func (c *Catalog) Classes() []Class { return c.classes }
 
+// Class returns the index in Classes of the class called name; an empty
+// name means the first class.
+func (c *Catalog) Class(name string) (int, error) {
+	if len(c.classes) == 0 {
+		return 0, errors.New("weapons: no classes")
+	}
+	if name == "" {
+		return 0, nil
+	}
+	for i, x := range c.classes {
+		if x.Name == name {
+			return i, nil
+		}
+	}
+	names := make([]string, len(c.classes))
+	for i, x := range c.classes {
+		names[i] = x.Name
+	}
+	return 0, fmt.Errorf("unknown class %q (known: %s)", name, strings.Join(names, ", "))
+}
+
 // Loadout returns the weapon ids a player of class carries; an empty class
 // name means the first class.
 func (c *Catalog) Loadout(class string) ([]uint16, error) {
-	if len(c.classes) == 0 {
-		return nil, errors.New("weapons: no classes")
+	i, err := c.Class(class)
+	if err != nil {
+		return nil, err
 	}
-	cl := c.classes[0]
-	if class != "" {
-		found := false
-		for _, x := range c.classes {
-			if x.Name == class {
-				cl, found = x, true
-				break
-			}
-		}
-		if !found {
-			names := make([]string, len(c.classes))
-			for i, x := range c.classes {
-				names[i] = x.Name
-			}
-			return nil, fmt.Errorf("unknown class %q (known: %s)", class, strings.Join(names, ", "))
-		}
-	}
+	cl := c.classes[i]
 	ids := make([]uint16, len(cl.Weapons))
 	for i, w := range cl.Weapons {
 		ids[i] = c.index[w]

@@ -11,6 +11,7 @@ import (
 	"github.com/knadh/koanf/parsers/yaml"
 
 	"github.com/rewind-gg/rewind/internal/fields"
+	"github.com/rewind-gg/rewind/movement"
 )
 
 // File is a weapons file: the weapons (in order: a weapon's position is its
@@ -105,6 +106,12 @@ func Parse(data []byte, name string, reg *Registry) (*File, error) {
 		if c.Name, err = o.Str("name", true, ""); err != nil {
 			return nil, fail(err)
 		}
+		if c.Name != "" {
+			o.Path = "classes[" + c.Name + "]" // errors name the class: classes[raptor].movement.jump_height
+		}
+		if c.Movement, err = decodeMovement(o); err != nil {
+			return nil, fail(err)
+		}
 		ws, wpath, err := o.Array("weapons", true)
 		if err != nil {
 			return nil, fail(err)
@@ -133,4 +140,38 @@ func Parse(data []byte, name string, reg *Registry) (*File, error) {
 // Catalog builds the file's catalogue.
 func (f *File) Catalog(reg *Registry) (*Catalog, error) {
 	return NewCatalog(reg, f.Weapons, f.Classes...)
+}
+
+// decodeMovement reads a class's movement table: movement.Character's
+// keys, each taking movement.DefaultCharacter's value when unset, except
+// the capsule's (movement.IsCapsule), which the server gives every player
+// alike. Errors name the key: classes[raptor].movement.jump_height.
+func decodeMovement(o *fields.Object) (movement.Character, error) {
+	c := movement.DefaultCharacter()
+	t, err := o.Object("movement", false)
+	if err != nil || t == nil {
+		return c, err
+	}
+	for _, p := range c.Params() {
+		if movement.IsCapsule(p.Key) {
+			if t.Has(p.Key) {
+				t.Get(p.Key)
+				return c, fields.Errorf(fields.Join(t.Path, p.Key), "the capsule is the match's, the same for every class (the server's match.%s)", p.Key)
+			}
+			continue
+		}
+		if *p.Value, err = t.Number(p.Key, false, *p.Value); err != nil {
+			return c, err
+		}
+	}
+	if err := t.Done(); err != nil {
+		return c, err
+	}
+	if err := c.Validate(); err != nil {
+		if fe, ok := err.(*movement.FieldError); ok {
+			return c, fields.Errorf(fields.Join(t.Path, fe.Key), "%s", fe.Msg)
+		}
+		return c, err
+	}
+	return c, nil
 }

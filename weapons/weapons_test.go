@@ -191,7 +191,7 @@ func TestPelletsAreDeterministic(t *testing.T) {
 			d := spread.Dir(aim, 0.12, spread.Key(0, ecs.WireID(shooter), shot), p)
 			best, who := math.Inf(1), ecs.Entity{}
 			for _, e := range targets {
-				c := hb.Capsule(a.tf.Get(e).Pos)
+				c := hb.Capsule(a.tf.Get(e).Pos, false)
 				if tt, ok := geom.RayCapsule(origin, d, 40, c); ok && tt < best {
 					best, who = tt, e
 				}

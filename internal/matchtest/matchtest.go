@@ -16,7 +16,6 @@ import (
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
-	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/systems"
@@ -41,14 +40,15 @@ func RoomConfig(tb testing.TB) (systems.Config, *level.Level) {
 	sc.EyeHeight = 1.6
 	sc.RespawnTicks, sc.InvulnerableTicks = 40, 20
 	sc.Kinds, sc.Catalog = reg, cat
-	sc.Movement = movement.Params{Speed: 6, Arena: geom.AABB{Min: geom.V(-30, 0, -30), Max: geom.V(30, 0, 30)}}
 	sc.PoseScale = protocol.PosScale
 	sc.SpreadSeed = 0x9e3779b97f4a7c15
-	return sc, Level(
+	l := Level(
 		geom.AABB{Min: geom.V(-8, 0, -1), Max: geom.V(-4, 2.5, 1)},
 		geom.AABB{Min: geom.V(4, 0, -1), Max: geom.V(8, 2.5, 1)},
 		geom.AABB{Min: geom.V(-1, 0, 8), Max: geom.V(1, 1.2, 10)},
 	)
+	sc.Bounds = l.Bounds
+	return sc, l
 }
 
 // Level is a 60 m arena of boxes (level.Arena: a floor that blocks shots,
@@ -315,7 +315,7 @@ func (m *Match) Play(n int) {
 // m radius, 1.8 m high, a 0.3 m head), carrying loadout.
 func Player(name string, team uint8, pos geom.Vec3, loadout ...uint16) systems.PlayerSpec {
 	return systems.PlayerSpec{Name: name, Team: team, Pos: pos, Controlled: true, Health: 100,
-		Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3}, Loadout: loadout}
+		Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3, CrouchHeight: 1.1}, Loadout: loadout}
 }
 
 // Record plays a match of players for ticks into memory and returns the
