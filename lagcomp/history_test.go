@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
 )
 
 func TestHistoryKeepsWindowPlusOneFrames(t *testing.T) {
@@ -152,6 +153,37 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		if c.Validate() == nil {
 			t.Errorf("%+v should be invalid", c)
+		}
+	}
+}
+
+// A crouched pose is placed crouched: its capsule's top and head lower by
+// the difference of the heights. Between a crouched tick and a standing one
+// it stays as the earlier tick has it, as a client shows the flags of the
+// earlier snapshot.
+func TestCrouchedPoses(t *testing.T) {
+	e := entities(1)
+	h := NewHistory(10)
+	hb := ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3, CrouchHeight: 1.1}
+	crouched := Pose{Entity: e[0], Team: 1, Hitbox: hb, Pos: geom.V(0, 0, 0), Crouched: true}
+	standing := Pose{Entity: e[0], Team: 1, Hitbox: hb, Pos: geom.V(1, 0, 0)}
+	mustRecord(t, h, 0, crouched)
+	mustRecord(t, h, 1, standing)
+	w := NewCollisionWorld(4)
+	tm := NewTimeMachine(h, w)
+	for _, tt := range []struct {
+		at       ecs.ViewTime
+		crouched bool
+		x        float64
+	}{{ecs.ViewTime{Tick: 0}, true, 0}, {ecs.ViewTime{Tick: 0, Frac: 0.5}, true, 0.5}, {ecs.ViewTime{Tick: 1}, false, 1}} {
+		tm.TravelTo(tt.at)
+		c, ok := w.Hitbox(e[0])
+		top, head := 1.8, 1.5
+		if tt.crouched {
+			top, head = 1.1, 0.8
+		}
+		if !ok || c.Capsule.B.Y != top-0.4 || c.Capsule.A.X != tt.x || math.Abs(c.HeadY-head) > 1e-12 {
+			t.Errorf("at %v: %+v, want the capsule's top at %v and the head from %v", tt.at, c, top, head)
 		}
 	}
 }

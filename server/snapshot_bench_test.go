@@ -82,7 +82,7 @@ func newBenchRoomWith(tb testing.TB, change func(*Config)) *benchRoom {
 }
 
 // step feeds every player its input (running about, turning, one rocket
-// every four ticks: about a hundred in flight), runs one room tick with its
+// every four ticks: 100 to 130 in flight), runs one room tick with its
 // snapshots, "sends" them, and delivers the acknowledgements due.
 func (b *benchRoom) step() {
 	r := b.r
@@ -196,8 +196,8 @@ func TestRoomTickAllocatesNothing(t *testing.T) {
 		br.step()
 		n += br.liveProjectiles()
 	}
-	if avg := float64(n) / 100; avg < 90 || avg > 125 {
-		t.Errorf("%.0f projectiles in flight on average, the benchmark wants about 100", avg)
+	if avg := float64(n) / 100; avg < 90 || avg > 140 {
+		t.Errorf("%.0f projectiles in flight on average, the benchmark wants 100 to 130", avg)
 	}
 	// The total of 200 ticks, not an average rounded down.
 	if allocs := testing.AllocsPerRun(1, func() {
@@ -231,7 +231,7 @@ func TestRoomTickAllocatesNothingWhenItGetsRough(t *testing.T) {
 	}
 	var teleports uint32
 	for _, mem := range br.members {
-		_, _, life, _, _, _ := br.r.body.Get(mem.entity)
+		_, _, life, _, _, _, _, _ := br.r.body.Get(mem.entity)
 		teleports += life.Teleports
 	}
 	clamps := readCounter(m.clamped[ecs.ClampMeasured])

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -36,6 +37,50 @@ func TestDefaultFile(t *testing.T) {
 	}
 	if _, err := cat.Loadout("medic"); err == nil || !strings.Contains(err.Error(), `unknown class "medic" (known: assault, breacher, raptor)`) {
 		t.Errorf("unknown class: %v", err)
+	}
+	// A class without a movement table moves as the default character; the
+	// raptor's table changes what it sets and nothing else.
+	def := movement.DefaultCharacter()
+	raptor := def
+	raptor.RunSpeed, raptor.SprintSpeed, raptor.CrouchSpeed, raptor.JumpHeight, raptor.Gravity = 7, 9, 2.5, 1.4, 24
+	for i, want := range []movement.Character{def, def, raptor} {
+		if got := cat.Classes()[i].Movement; got != want {
+			t.Errorf("class %s moves as %+v, want %+v", cat.Classes()[i].Name, got, want)
+		}
+	}
+}
+
+// A movement table sets a class's values by movement.Character's keys;
+// unset keys keep the default's; code that builds classes without one gets
+// the default character.
+func TestClassMovement(t *testing.T) {
+	body := "[[weapons]]\nname = \"gun\"\nkind = \"hitscan\"\nrange = 10\n" +
+		"[[classes]]\nname = \"a\"\nweapons = [\"gun\"]\n" +
+		"[[classes]]\nname = \"b\"\nweapons = [\"gun\"]\nmovement = { step_height = 0.3, max_slope = 30, air_accel = 0 }\n"
+	f, err := weapons.Parse([]byte(body), "w.toml", weapons.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := movement.DefaultCharacter()
+	if f.Classes[0].Movement != want {
+		t.Errorf("class a: %+v", f.Classes[0].Movement)
+	}
+	want.StepHeight, want.MaxSlope, want.AirAccel = 0.3, 30, 0
+	if f.Classes[1].Movement != want {
+		t.Errorf("class b: %+v, want %+v", f.Classes[1].Movement, want)
+	}
+	cat, err := weapons.NewCatalog(weapons.NewRegistry(), f.Weapons, weapons.Class{Name: "c", Weapons: []string{"gun"}})
+	if err != nil || cat.Classes()[0].Movement != movement.DefaultCharacter() {
+		t.Errorf("a class made in code: %v %+v", err, cat.Classes())
+	}
+	bad := weapons.Class{Name: "d", Weapons: []string{"gun"}, Movement: movement.DefaultCharacter()}
+	bad.Movement.Gravity = -1
+	if _, err := weapons.NewCatalog(weapons.NewRegistry(), f.Weapons, bad); err == nil ||
+		err.Error() != "weapons: class d.movement.gravity: must be a positive number, got -1" {
+		t.Errorf("a bad class made in code: %v", err)
+	}
+	if i, err := cat.Class(""); i != 0 || err != nil {
+		t.Errorf(`Class(""): %d %v`, i, err)
 	}
 }
 
@@ -146,6 +191,18 @@ func TestBadFilesNameTheField(t *testing.T) {
 		{"duplicate", w("kind = \"hitscan\"\nrange = 10") + "\n" + w("kind = \"hitscan\"\nrange = 10"), `w.toml: weapons[1].name: "gun" is empty or defined twice`},
 		{"class weapon", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"x\"\nweapons = [\"gun\", \"knife\"]", `w.toml: weapons: class x.weapons[1]: unknown weapon "knife"`},
 		{"class size", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"x\"\nweapons = []", `w.toml: weapons: class x.weapons: carries 0 weapons, 1..8 allowed`},
+		{"movement value", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"raptor\"\nweapons = [\"gun\"]\nmovement = { jump_height = -1 }",
+			`w.toml: classes[raptor].movement.jump_height: must not be negative, got -1`},
+		{"movement relation", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"raptor\"\nweapons = [\"gun\"]\nmovement = { run_speed = 9 }",
+			`w.toml: classes[raptor].movement.sprint_speed: 7.5 is below run_speed 9`},
+		{"movement type", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"raptor\"\nweapons = [\"gun\"]\nmovement = { gravity = \"high\" }",
+			`w.toml: classes[raptor].movement.gravity: expected a number, got "high"`},
+		{"movement key", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"raptor\"\nweapons = [\"gun\"]\nmovement = { jump = 2 }",
+			`w.toml: classes[raptor].movement.jump: unknown field`},
+		{"movement capsule", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"raptor\"\nweapons = [\"gun\"]\nmovement = { crouch_height = 1 }",
+			`w.toml: classes[raptor].movement.crouch_height: the capsule is the match's, the same for every class (the server's match.crouch_height)`},
+		{"movement table", w("kind = \"hitscan\"\nrange = 10") + "\n[[classes]]\nname = \"raptor\"\nweapons = [\"gun\"]\nmovement = 3",
+			`w.toml: classes[raptor].movement: expected an object, got the number 3`},
 		{"no weapons", "[[classes]]\nname = \"x\"\nweapons = [\"a\"]", `w.toml: weapons: missing field`},
 		{"top-level key", w("kind = \"hitscan\"\nrange = 10") + "\n[match]\nx = 1", `w.toml: match: unknown field`},
 		{"bad toml", "[[weapons]\n", `w.toml: `},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/server"
 	"github.com/rewind-gg/rewind/token"
 )
@@ -31,7 +32,7 @@ and fire. One status line a second; a report when they stop (after --duration,
 or on Ctrl-C).`,
 		Example: `  rewind bots --server 127.0.0.1:4433 -n 12
   rewind bots --server 127.0.0.1:4433 -n 4 --room duel --duration 1m
-  rewind bots --server 127.0.0.1:4433 -n 12 --level maps/courtyard.glb   # the level the server plays`,
+  rewind bots --server 127.0.0.1:4433 -n 12 --level courtyard   # the level the server plays (here the sample map)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addr == "" {
@@ -95,6 +96,6 @@ or on Ctrl-C).`,
 	cmd.Flags().StringVar(&certHex, "cert-sha256", "", "pin the server's certificate: its SHA-256, hex (rewind serve logs it as cert_sha256)")
 	cmd.Flags().BoolVar(&fc.insecure, "insecure", false, "do not verify the server's certificate (development only)")
 	cmd.Flags().StringVar(&keyPath, "key", "", "sign each bot's connect token with this private key (rewind keygen); none: the server must be in open development mode")
-	fc.flags(cmd.Flags(), nil, "seed of the bots' choices")
+	fc.flags(cmd.Flags(), nil, "seed of the bots' choices", level.ArenaName)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
 	"github.com/rewind-gg/rewind/token"
@@ -85,8 +86,10 @@ func newDemoCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Play a 6v6 match of bots over real QUIC through a simulated network, and report",
-		Long: `Start a server and a match of bots in this process. Every bot connects over
-QUIC on loopback through its own network shim, which adds latency (the round
+		Long: `Start a server and a match of bots in this process, on the sample map courtyard
+(built into the binary: two floors, ramps, stairs, cover, a hurdle, a crawlway;
+--level arena plays the built-in arena, --level FILE a glTF level). Every bot
+connects over QUIC on loopback through its own network shim, which adds latency (the round
 trips spread from --rtt-min to --rtt-max over the bots), jitter and loss in
 each direction. One status line a second; at the end, a report per bot:
 round trip, inputs sent and applied, prediction corrections, shots, hits the
@@ -101,7 +104,8 @@ jitter, 10% loss). Those four flags, when given, override the preset.`,
   rewind demo --network mobile
   rewind demo --duration 1m --loss 0.1 --rtt-max 300ms
   rewind demo --window 0      # lag compensation off: watch confirmed hits drop
-  rewind demo --level maps/courtyard.glb   # the server and the bots on a studio's level`,
+  rewind demo --level arena   # the built-in arena instead of the sample map
+  rewind demo --level maps/yard.glb        # the server and the bots on a studio's level`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := dc.applyNetwork(cmd.Flags().Changed); err != nil {
@@ -135,7 +139,7 @@ func (dc *demoConfig) flags(f *pflag.FlagSet) {
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics, /rooms and the live view /view/ (empty: none)")
 	f.StringVar(&dc.record, "record", "", "record the match into this directory (then: rewind tune DIR/*.rwr, rewind view FILE)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
-	dc.fleet.flags(f, []string{"assault", "breacher"}, "seed of the bots' choices and the shims' losses")
+	dc.fleet.flags(f, []string{"assault", "breacher"}, "seed of the bots' choices and the shims' losses", levels.Courtyard)
 }
 
 func (dc *demoConfig) validate() error {
@@ -190,7 +194,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	cfg.MaxDatagramRate = max(cfg.MaxDatagramRate, 5*dc.tickRate)
 	cfg.Log = server.LogConfig{Level: dc.logLevel, Format: "auto"}
 	cfg.Record.Dir = dc.record
-	cfg.Level.File = dc.fleet.level
+	cfg.Level = serverLevel(dc.fleet.level)
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: 2, msg: "demo: " + err.Error()}
 	}

@@ -62,13 +62,13 @@ func (f *fleet) addBot(addr string, rtt time.Duration) {
 }
 
 // flags declares the fleet's flags, with the commands' own defaults.
-func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp string) {
+func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp, lvl string) {
 	fs.StringSliceVar(&fc.classes, "classes", classes, "classes the bots take in turn (empty: the server's first)")
 	fs.Float64Var(&fc.aimError, "aim-error", 0.03, "bots' aim error, radians (standard deviation)")
 	fs.Uint64Var(&fc.seed, "seed", 1, seedHelp)
 	fs.IntVar(&fc.redundancy, "redundancy", 32, "inputs per datagram at most (1: no redundancy)")
 	fs.DurationVar(&fc.interp, "interp", 0, "the longest interpolation delay of remote entities (0: the client's default, 250 ms); the client adapts below it")
-	fs.StringVar(&fc.level, "level", "arena", "the level the server plays, a glTF file (.glb, .gltf), or arena for the built-in one: the bots refuse to play on another (its digest)")
+	fs.StringVar(&fc.level, "level", lvl, "the level the server plays, a glTF file (.glb, .gltf), arena for the built-in one or courtyard for the sample map built in: the bots refuse to play on another (its digest)")
 }
 
 type fleetConfig struct {
@@ -81,7 +81,7 @@ type fleetConfig struct {
 	seed       uint64
 	redundancy int
 	interp     time.Duration
-	level      string        // the level file, or "arena"
+	level      string        // the level file, "arena", or a sample map's name (courtyard)
 	loaded     *client.Level // level, read once, shared by the bots
 }
 
@@ -94,7 +94,8 @@ func (f *fleet) connect(ctx context.Context, fc fleetConfig, parallel int) error
 		parallel = len(f.bots)
 	}
 	if fc.loaded == nil {
-		lvl, err := client.LoadLevel(fc.level, nil)
+		file, data := levelFile(fc.level)
+		lvl, err := client.LoadLevel(file, data)
 		if err != nil {
 			return fmt.Errorf("--level: %w", err)
 		}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
+	"github.com/rewind-gg/rewind/server"
 )
 
 func newLevelCmd(stdout io.Writer) *cobra.Command {
@@ -147,4 +149,20 @@ func degrees(yaw float64) string {
 		d += 360
 	}
 	return fmt.Sprintf("%g°", math.Round(d*100)/100)
+}
+
+// levelFile resolves a --level: a sample map built into the binary by its
+// name (courtyard: its file name and bytes), anything else a file (or
+// arena), read where it is (nil data).
+func levelFile(name string) (string, []byte) {
+	if file, data, ok := levels.Lookup(name); ok {
+		return file, data
+	}
+	return name, nil
+}
+
+// serverLevel is the server's level config for a --level.
+func serverLevel(name string) server.LevelConfig {
+	file, data := levelFile(name)
+	return server.LevelConfig{File: file, Data: data}
 }

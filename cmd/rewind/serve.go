@@ -39,7 +39,7 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.String("tls-cert", "", "certificate file; with --tls-key, instead of a self-signed certificate (tls.cert)")
 	fs.String("tls-key", "", "private key file (tls.key)")
 	fs.String("weapons", "", "weapons file, TOML or YAML (weapons_file; empty: the built-in weapons)")
-	fs.String("level", "", "the level to play, a glTF file (.glb, .gltf), or arena for the built-in one (level.file; empty: arena)")
+	fs.String("level", "", "the level to play, a glTF file (.glb, .gltf), arena for the built-in one, or courtyard for the sample map built in (level.file; empty: arena)")
 }
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -60,7 +60,8 @@ drain_timeout, then the rest are closed with a reason and every result is writte
 A second Ctrl-C (SIGINT) stops at once.`,
 		Example: `  rewind serve
   rewind serve --config rewind.toml --listen 0.0.0.0:4433 --public-key matchmaker.pub
-  rewind serve --level maps/courtyard.glb
+  rewind serve --level courtyard       # the sample map built in (bots and clients: --level courtyard too)
+  rewind serve --level maps/yard.glb
   rewind serve --print-config
   REWIND_LAGCOMP__WINDOW_TICKS=10 rewind serve --admin 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
@@ -68,6 +69,9 @@ A second Ctrl-C (SIGINT) stops at once.`,
 			cfg, warnings, err := server.LoadConfig(configPath, os.Environ(), cmd.Flags())
 			if err != nil {
 				return &exitError{code: 2, msg: err.Error()}
+			}
+			if lc := serverLevel(cfg.Level.File); lc.Data != nil { // a sample map built in
+				cfg.Level = lc
 			}
 			if printConfig {
 				out, err := cfg.TOML()
