@@ -154,8 +154,8 @@ type Client struct {
 	done      chan struct{} // closed when the client leaves
 	stream    *quic.Stream
 	welcome   protocol.Welcome
-	welcomeAt time.Time     // when the Welcome arrived: the server clock has run since
-	joinRTT   time.Duration // from the Join written to the Welcome read
+	welcomeAt time.Time          // when the Welcome arrived: the server clock has run since
+	joinRTT   time.Duration      // from the Join written to the Welcome read
 	char      movement.Character // the player's class's, from the Welcome
 	level     *Level
 	dt        time.Duration

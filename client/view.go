@@ -294,7 +294,7 @@ type Prediction struct {
 	Tick  int64          // the last tick predicted
 	Pos   geom.Vec3      // the predicted position after it
 	State movement.State // the predicted movement state after it
-	Acked int64     // the newest input tick the server has processed
+	Acked int64          // the newest input tick the server has processed
 	// Server is the server's position after Acked, from the newest snapshot.
 	Server geom.Vec3
 }

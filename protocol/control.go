@@ -168,7 +168,7 @@ type WeaponInfo struct {
 // Welcome's own (the same for every player). A client predicts with
 // exactly these.
 type Movement struct {
-	RunSpeed, SprintSpeed, CrouchSpeed float64 // m/s
+	RunSpeed, SprintSpeed, CrouchSpeed  float64 // m/s
 	GroundAccel, AirAccel, AirWishSpeed float64 // 1/s, 1/s, m/s
 	Friction, StopSpeed                 float64 // 1/s, m/s
 	Gravity                             float64 // m/s², down

@@ -229,10 +229,10 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 	delta = State{Tick: 1004,
 		Players: []Entity{
 			player(vecRed, 2, FlagAlive|TeleportFlags(1)|FlagCrouched, 100, 0x4200, -150, geom.V(5.75, 0, -3)), // moved, turned and crouched
-			player(vecBlue, 2, FlagAlive, 10, 0xc000, -2000, geom.V(-10, 0, 20)),                  // hit, and changed team
-			player(vecIdle, 1, FlagAlive, 100, 0x2000, 0, geom.V(-12, 0, 18)),                     // unchanged: no record
-			player(vecDead, 2, FlagAlive|TeleportFlags(2), 100, 0x8000, 0, geom.V(-20, 0, -12.5)), // respawned
-			player(vecNew, 1, FlagAlive|TeleportFlags(1), 100, 0x0000, 0, geom.V(20, 0, -12.5)),   // joined
+			player(vecBlue, 2, FlagAlive, 10, 0xc000, -2000, geom.V(-10, 0, 20)),                               // hit, and changed team
+			player(vecIdle, 1, FlagAlive, 100, 0x2000, 0, geom.V(-12, 0, 18)),                                  // unchanged: no record
+			player(vecDead, 2, FlagAlive|TeleportFlags(2), 100, 0x8000, 0, geom.V(-20, 0, -12.5)),              // respawned
+			player(vecNew, 1, FlagAlive|TeleportFlags(1), 100, 0x0000, 0, geom.V(20, 0, -12.5)),                // joined
 		},
 		Objects: []Entity{
 			object(vecShield, KindShield, 1, vecBlue, 0, 1300, geom.V(-11, 0, 20.5), geom.V(2, 2.5, 0.5)), // moved, grown, lasts longer

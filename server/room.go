@@ -512,7 +512,7 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	c := r.cfg.Match
 	spec := systems.PlayerSpec{Name: who.name, Team: team, Pos: spawn.Pos, Yaw: spawn.Yaw, Controlled: true, Health: c.Health,
 		Hitbox: ecs.Hitbox{Radius: c.Radius, Height: c.Height, HeadHeight: c.HeadHeight, CrouchHeight: c.CrouchHeight},
-		Class: classIndex, Loadout: loadout}
+		Class:  classIndex, Loadout: loadout}
 	e := r.sim.SpawnPlayer(spec)
 	r.rec.SpawnPlayer(spec, e)
 	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)

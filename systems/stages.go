@@ -304,7 +304,7 @@ func (s *Simulation) damage() {
 			*tf = ecs.Transform{Pos: life.Spawn, Yaw: life.SpawnYaw}
 			vel.V = geom.Vec3{}
 			*mo = ecs.Motion{Class: mo.Class, Left: mo.Left} // standing, and nothing held
-			s.Catalog.Refill(arsenal) // a fresh life, a full arsenal
+			s.Catalog.Refill(arsenal)                        // a fresh life, a full arsenal
 			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Yaw: life.SpawnYaw, Tick: now + 1})
 		}
 	}

@@ -174,7 +174,7 @@ type Builder struct {
 	clamps  map[shotLabel]ecs.ClampEvent // by shot, until its decision
 	paths   map[shotKey]*flight          // projectiles' flights so far
 	decided []shotKey                    // the tick's projectiles that ended
-	eye     [2]float64 // standing, crouched
+	eye     [2]float64                   // standing, crouched
 	poses   []lagcomp.Pose
 
 	names       generic.Map2[ecs.Player, ecs.Team]
