@@ -47,6 +47,7 @@ type Bot struct {
 	goal     geom.Vec3 // what the path leads to
 	goalNode int32
 	chasing  bool // the goal is an enemy
+	resume   bool // a fight took the bot off its path: plan again to the same goal
 
 	anchor     geom.Vec3 // where the bot last made progress
 	anchorTick int64
@@ -182,36 +183,36 @@ func (b *Bot) navigate(v *View, in *Intent, target *Player, dist float64) {
 
 	var want geom.Vec3 // where the bot means to go, horizontally
 	jump, crouch := false, false
-	switch {
-	case now < b.recover:
+	fight := target != nil && dist < fightRange
+	if now < b.recover {
 		want = b.backOff
 		jump = now%2 == 0
-	case target != nil && dist < fightRange:
-		// Fight: strafe across the line to the target, keep 6 to 15 m,
-		// crouch now and then.
+	} else {
+		chase := target
+		if fight {
+			chase = nil // fought where it stands, not chased
+		}
+		var edge navEdge
+		want, edge = b.follow(v, pos, chase)
+		jump = edge.Jump && now%2 == 0
+		crouch = edge.Crouch
+	}
+	if fight && now >= b.recover {
+		// Fight on the move: strafe across the line to the target, back off
+		// within 6 m, crouch now and then.
 		b.strafeStep()
-		to := target.Pos.Sub(pos)
-		to.Y = 0
-		to = to.Normalize()
-		side := geom.V(to.Z, 0, -to.X).Scale(b.strafe)
-		switch {
-		case dist > 15:
-			want = side.Add(to)
-		case dist < 6:
-			want = side.Sub(to)
-		default:
-			want = side
+		to := toward(pos, target.Pos)
+		want = want.Add(geom.V(to.Z, 0, -to.X).Scale(0.7 * b.strafe))
+		if dist < 6 {
+			want = want.Sub(to)
+		}
+		if l := want.Len(); l > 1 {
+			want = want.Scale(1 / l)
 		}
 		if now >= b.crouchTill && b.rng.IntN(int(2*rate)) == 0 { // a crouch every two seconds or so
 			b.crouchTill = now + int64((0.5+b.rng.Float64())*rate)
 		}
-		crouch = now < b.crouchTill
-		b.path = nil // plan afresh when the fight is over
-	default:
-		var edge navEdge
-		want, edge = b.follow(v, pos, target)
-		jump = edge.Jump && now%2 == 0
-		crouch = edge.Crouch
+		crouch = crouch || now < b.crouchTill
 	}
 
 	// Progress: a bot that means to move and does not, for stallTime,
@@ -239,7 +240,7 @@ func (b *Bot) navigate(v *View, in *Intent, target *Player, dist float64) {
 
 	in.MoveX, in.MoveZ = stick(want, in.Yaw)
 	in.Jump, in.Crouch = jump, crouch
-	in.Sprint = target == nil && !crouch && in.MoveZ > 0.7
+	in.Sprint = !fight && !crouch && in.MoveZ > 0.7
 	if jump {
 		b.stats.jumps.Add(1)
 	}
@@ -259,7 +260,10 @@ func (b *Bot) follow(v *View, pos geom.Vec3, chase *Player) (geom.Vec3, navEdge)
 		b.plan(v, pos, chase.Pos, true)
 	case chase == nil && b.chasing:
 		b.path = nil
+	case b.resume && !b.chasing:
+		b.planTo(v, pos, b.goalNode)
 	}
+	b.resume = false
 	if len(b.path) == 0 {
 		if b.chasing && chase != nil && b.goalNode >= 0 && pos.Sub(g.nodes[b.goalNode].Pos).Len() < 2*reached {
 			return toward(pos, chase.Pos), navEdge{} // at the end of the path: straight at it
@@ -282,7 +286,7 @@ func (b *Bot) follow(v *View, pos geom.Vec3, chase *Player) (geom.Vec3, navEdge)
 
 // plan finds the shortest path from the waypoint nearest the bot to the
 // waypoint nearest goal (chase), or to an objective it picks: a random
-// waypoint, a third of the time one on an upper floor.
+// waypoint, half the time one on an upper floor.
 func (b *Bot) plan(v *View, pos, goal geom.Vec3, chase bool) {
 	g := b.nav
 	start := g.nearest(v.Level, pos)
@@ -291,7 +295,7 @@ func (b *Bot) plan(v *View, pos, goal geom.Vec3, chase bool) {
 		end = g.nearest(v.Level, goal)
 	} else {
 		for range 8 { // not the waypoint it stands at
-			if len(g.upper) > 0 && b.rng.IntN(3) == 0 {
+			if len(g.upper) > 0 && b.rng.IntN(2) == 0 {
 				end = g.upper[b.rng.IntN(len(g.upper))]
 			} else {
 				end = int32(b.rng.IntN(len(g.nodes)))
@@ -304,6 +308,13 @@ func (b *Bot) plan(v *View, pos, goal geom.Vec3, chase bool) {
 	}
 	b.path = g.shortest(start, end, b.path[:0])
 	b.from, b.goal, b.goalNode, b.chasing = -1, goal, end, chase
+	b.stats.plans.Add(1)
+}
+
+// planTo plans again to the objective waypoint end, from where the bot is.
+func (b *Bot) planTo(v *View, pos geom.Vec3, end int32) {
+	b.path = b.nav.shortest(b.nav.nearest(v.Level, pos), end, b.path[:0])
+	b.from = -1
 	b.stats.plans.Add(1)
 }
 
