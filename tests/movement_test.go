@@ -66,7 +66,7 @@ func (e *events) of(kind protocol.EventKind) []protocol.Event {
 func TestKillVolumeOverQUIC(t *testing.T) {
 	t.Parallel()
 	file := writeLevel(t, "pit",
-		leveltest.Node("col_floor", "mesh", leveltest.FloorMesh), // 20 m: its edge at z = 10
+		leveltest.Node("col_floor", "mesh", leveltest.FloorMesh),                                      // 20 m: its edge at z = 10
 		leveltest.Node("spawn_t1_edge", "translation", []any{0, 0, 8}, "rotation", []any{0, 1, 0, 0}), // facing −Z
 		leveltest.Node("spawn_t2_far", "translation", []any{0, 0, -8}),
 		leveltest.Box("kill_pit", [3]float64{-30, -10, -30}, [3]float64{30, -4, 30}),
