@@ -190,3 +190,34 @@ func TestNoAllocation(t *testing.T) {
 		t.Errorf("%v allocations per tick", n)
 	}
 }
+
+// Move's shortcuts change nothing: on levels with flat floors and rolling
+// terrain, at 20 and 60 Hz, 5,000 ticks of a player's inputs give the same
+// states, bit for bit, with them as when every answer is asked of the
+// mesh; and they were taken.
+func TestShortcutsChangeNothing(t *testing.T) {
+	floors := append(floor(20), box(geom.V(-3, 0, 2), geom.V(3, 0.3, 6))...)
+	floors = append(floors, stairs(-6, -4, 4, 0.2, 0.3, 6)...)
+	for _, lv := range []struct {
+		name string
+		m    *trimesh.Mesh
+	}{{"floors", world(t, floors)}, {"terrain", world(t, stresslevel.Level(11, 24, 40))}} {
+		for _, rate := range []float64{20, 60} {
+			c := DefaultCharacter()
+			g := newInputs(5)
+			start := spawnOn(lv.m, 0, 0)
+			a, b := player(start), player(start)
+			for i := range 5000 {
+				in := g.next()
+				move(&c, &a, in, 1/rate, lv.m, solid, true)
+				move(&c, &b, in, 1/rate, lv.m, solid, false)
+				if !same(&a, &b) {
+					t.Fatalf("%s at %v Hz, tick %d: %+v with the shortcuts, %+v without", lv.name, rate, i, a, b)
+				}
+				if a.Pos.Y < -10 || a.Pos.Sub(start).Len() > 15 {
+					a, b = player(start), player(start)
+				}
+			}
+		}
+	}
+}

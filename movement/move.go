@@ -54,13 +54,22 @@ const maxTick = 1.0
 //     (Quake's PM_SlideMove, Source's TryPlayerMove), the ground found
 //     again, and the other half of gravity unless it landed.
 func Move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mask trimesh.Mask) {
+	move(c, s, in, dt, world, mask, true)
+}
+
+// move is Move, with or without its shortcuts: answers it takes from what
+// it already knows instead of asking the mesh again (a contact inside a
+// face is its own ground; a walker that stays inside the flat face it
+// stands on stays on it). They give the same state, bit for bit, as asking
+// (a test runs both); they only make the common cases cheaper.
+func move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mask trimesh.Mask, shortcuts bool) {
 	if !(dt > 0 && dt <= maxTick) || !s.Pos.IsFinite() {
 		return
 	}
 	if !s.Vel.IsFinite() {
 		s.Vel = geom.Vec3{}
 	}
-	m := mover{c: c, world: world, mask: mask, dt: dt, walkable: math.Cos(c.MaxSlope * (math.Pi / 180))}
+	m := mover{c: c, world: world, mask: mask, dt: dt, walkable: math.Cos(c.MaxSlope * (math.Pi / 180)), shortcuts: shortcuts}
 
 	// A sweep from a capsule that touches anything reports it at t = 0,
 	// whatever the direction: the ground sweep says whether to push out.
@@ -93,7 +102,11 @@ func Move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mas
 	}
 
 	if onGround {
-		m.walk(s, ground, wishDir, wishSpeed)
+		var floor *trimesh.Hit
+		if shortcuts && ground == up && h.Normal == up {
+			floor = &h // on flat ground, perhaps inside a face: walk may not need to look again
+		}
+		m.walk(s, ground, floor, wishDir, wishSpeed)
 	} else {
 		m.fly(s, wishDir, wishSpeed)
 	}
@@ -134,6 +147,9 @@ const (
 	minMove = 1e-9
 	// contactRoom: the contacts an overlap query holds without allocating.
 	contactRoom = 32
+	// faceMargin: a point this far inside a triangle's edges (metres) is
+	// on its face for a ray down, whatever the rounding.
+	faceMargin = 1e-6
 )
 
 var (
@@ -148,6 +164,8 @@ type mover struct {
 	mask     trimesh.Mask
 	dt       float64
 	walkable float64 // cos(MaxSlope): a walkable normal's least Y
+	// shortcuts: take answers from what the tick already knows (move).
+	shortcuts bool
 }
 
 // walk is a tick on the ground (Source's WalkMove, with Quake III's
@@ -161,14 +179,28 @@ type mover struct {
 // StayOnGround), which keeps a walker on stairs and slopes going down. No
 // gravity acts while on the ground; walking off an edge, the character
 // takes the second half of the tick's.
-func (m *mover) walk(s *State, ground, wishDir geom.Vec3, wishSpeed float64) {
+//
+// floor is the tick's ground probe when it met flat ground (nil otherwise):
+// a walker that slid freely across it and ends with its footprint inside
+// the same flat face, a margin from its edges, is on that face at the same
+// height, and the snap down would meet that face first at the probe's
+// distance, bit for bit; so it rests there without looking again (the
+// common case of walking on a floor, where the snap is half the tick's
+// queries).
+func (m *mover) walk(s *State, ground geom.Vec3, floor *trimesh.Hit, wishDir geom.Vec3, wishSpeed float64) {
 	c := m.c
 	v := friction(s.Vel, c.Friction, c.StopSpeed, m.dt)
 	if wishSpeed > 0 {
 		v = accelerate(v, alongGround(wishDir, ground), wishSpeed, c.GroundAccel*max(wishSpeed, c.RunSpeed)*m.dt)
 	}
 	v = onPlane(v, ground)
-	s.Pos, s.Vel = m.stepSlide(s.Pos, v, s.Crouched, ground)
+	var blocked bool
+	s.Pos, s.Vel, blocked = m.stepSlide(s.Pos, v, s.Crouched, ground)
+	if floor != nil && !blocked && s.Vel.Y == 0 && m.onFace(floor.Tri, s.Pos) {
+		m.rest(&s.Pos, s.Crouched, floor.T)
+		s.OnGround, s.Ground = true, ground
+		return
+	}
 	if held, n, t, _ := m.ground(s.Pos, s.Vel, s.Crouched, c.StepHeight+2*c.Skin); held {
 		m.rest(&s.Pos, s.Crouched, t)
 		s.Vel = onPlane(s.Vel, n)
@@ -201,6 +233,32 @@ func (m *mover) fly(s *State, wishDir geom.Vec3, wishSpeed float64) {
 	}
 	v.Y -= c.Gravity * m.dt / 2
 	s.Vel, s.OnGround, s.Ground = v, false, geom.Vec3{}
+}
+
+// onFace reports whether feet at pos stand inside flat triangle i (facing
+// up or down), every edge at least the radius and two skins away: the
+// capsule then rests on the face alone.
+func (m *mover) onFace(i int, pos geom.Vec3) bool {
+	fn, ok := m.world.Normal(i)
+	return ok && (fn == up || fn == down) && m.inside(i, fn, pos, m.c.Radius+2*m.c.Skin)
+}
+
+// inside reports whether p projects onto triangle i, of normal n, at least
+// margin from each of its edges.
+func (m *mover) inside(i int, n, p geom.Vec3, margin float64) bool {
+	t, ok := m.world.Triangle(i)
+	if !ok {
+		return false
+	}
+	for _, e := range [3][2]geom.Vec3{{t.A, t.B}, {t.B, t.C}, {t.C, t.A}} {
+		edge := e[1].Sub(e[0])
+		// The distance of p from the edge's line times its length,
+		// positive on the inside.
+		if edge.Cross(p.Sub(e[0])).Dot(n) < margin*edge.Len() {
+			return false
+		}
+	}
+	return true
 }
 
 // ground reports whether the capsule with feet at pos has ground within
@@ -286,6 +344,13 @@ func (m *mover) support(pos geom.Vec3, crouched bool, h trimesh.Hit) (bool, geom
 	contact := a.AddScaled(down, h.T).AddScaled(n, -m.c.Radius)
 	past := geom.V(-n.X, 0, -n.Z).Normalize()
 	o := contact.AddScaled(past, perchReach).AddScaled(up, m.c.Skin)
+	if fn, ok := m.world.Normal(h.Tri); m.shortcuts && ok && (n == fn || n == fn.Scale(-1)) && m.inside(h.Tri, fn, o, 2*m.c.Skin+faceMargin) {
+		// A contact inside the face (its normal is the face's), with the
+		// ray well inside it too (its start, up to the twice the skin the
+		// ray goes down, on a slope moved that much along the face): the
+		// ray would meet that face and say the same.
+		return n.Y >= m.walkable, n
+	}
 	if r, ok := m.world.Raycast(o, down, 2*m.c.Skin, m.mask); ok {
 		if r.Normal.Y < m.walkable {
 			return false, geom.Vec3{}

@@ -124,31 +124,31 @@ func clip(v, n geom.Vec3) geom.Vec3 { return v.AddScaled(n, -v.Dot(n)) }
 // is room), then down onto what is there, and takes that only if it lands
 // on ground (support: walkable, or perched on the step's nosing) no higher
 // than StepHeight (and the skin) above the feet, and got further across
-// than the plain slide.
-func (m *mover) stepSlide(pos, vel geom.Vec3, crouched bool, ground geom.Vec3) (geom.Vec3, geom.Vec3) {
+// than the plain slide. It reports whether the plain slide hit anything.
+func (m *mover) stepSlide(pos, vel geom.Vec3, crouched bool, ground geom.Vec3) (geom.Vec3, geom.Vec3, bool) {
 	p1, v1, blocked := m.slide(pos, vel, crouched, ground)
 	if !blocked || m.c.StepHeight <= 0 {
-		return p1, v1
+		return p1, v1, blocked
 	}
 	lift := m.c.StepHeight
 	if h, ok := m.sweep(pos, crouched, up, lift); ok {
 		lift = backoff(h.T, -h.Normal.Y, m.c.Skin)
 	}
 	if lift <= 0 {
-		return p1, v1
+		return p1, v1, true
 	}
 	p2, v2, _ := m.slide(pos.Add(geom.V(0, lift, 0)), vel, crouched, ground)
 	// What it lands on must hold it, no higher than a step: a round bottom
 	// can perch on a nosing it could not step onto.
 	held, _, t, top := m.ground(p2, geom.Vec3{}, crouched, lift+2*m.c.Skin)
 	if !held || top > pos.Y+m.c.StepHeight+m.c.Skin {
-		return p1, v1
+		return p1, v1, true
 	}
 	m.rest(&p2, crouched, t)
 	if horizontalSq(p2.Sub(pos)) <= horizontalSq(p1.Sub(pos)) {
-		return p1, v1
+		return p1, v1, true
 	}
-	return p2, v2
+	return p2, v2, true
 }
 
 func horizontalSq(v geom.Vec3) float64 { return v.X*v.X + v.Z*v.Z }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/stresslevel"
 	"github.com/rewind-gg/rewind/level"
@@ -58,6 +59,17 @@ func levelOf(tb testing.TB, l *level.Level) benchLevel {
 // arenaLevel is the server's default map, the built-in arena: a 60 m floor,
 // four pillars, walls at the edge that only block movement.
 func arenaLevel(tb testing.TB) benchLevel { return levelOf(tb, level.DefaultArena()) }
+
+// sampleLevel is the sample map, courtyard (examples/levels): two floors,
+// ramps, stairs, walls and cover, 1,000-odd triangles.
+func sampleLevel(tb testing.TB) benchLevel {
+	file, data, _ := levels.Lookup(levels.Courtyard)
+	l, _, err := level.ReadBytes(file, data, level.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return levelOf(tb, l)
+}
 
 // noLevel is no geometry at all: flat ground at y = 0 that nothing stops
 // at.
@@ -223,7 +235,7 @@ func BenchmarkRoomTick(b *testing.B) {
 	for _, lv := range []struct {
 		name  string
 		level func(testing.TB) benchLevel
-	}{{"arena", arenaLevel}, {"stress-20040tris", stressLevel}, {"no-level", noLevel}} {
+	}{{"arena", arenaLevel}, {"sample", sampleLevel}, {"stress-20040tris", stressLevel}, {"no-level", noLevel}} {
 		b.Run(lv.name, func(b *testing.B) {
 			r := newBenchRoomOn(b, lv.level(b), true, []weapons.Definition{rocket}, nil)
 			r.warm(100)

@@ -36,6 +36,7 @@ type Mesh struct {
 	degenerate int
 	pad        float64 // how far every box is padded
 	cols       columns // the height ranges per cell, for short queries
+	slot       []int32 // by index given to New: the triangle's place in tris, −1 if degenerate
 }
 
 // node is an inner node of the hierarchy. It holds its two children's boxes,
@@ -178,8 +179,13 @@ func New(tris []Triangle) (*Mesh, error) {
 	m.root = b.build(0, len(all), 0)
 	m.nodes = b.nodes
 	m.tris = make([]tri, len(all))
+	m.slot = make([]int32, len(tris))
+	for i := range m.slot {
+		m.slot[i] = -1
+	}
 	for i, p := range b.prims {
 		m.tris[i] = all[p.index]
+		m.slot[all[p.index].index] = int32(i)
 	}
 	m.cols = newColumns(m.tris, m.bounds)
 	return m, nil
@@ -188,6 +194,27 @@ func New(tris []Triangle) (*Mesh, error) {
 // Len returns the number of triangles given to New, degenerate ones
 // included: the queries' triangle indices are below it.
 func (m *Mesh) Len() int { return m.n }
+
+// Triangle returns triangle i as given to New; false for a degenerate one
+// or an index out of range.
+func (m *Mesh) Triangle(i int) (Triangle, bool) {
+	if i < 0 || i >= len(m.slot) || m.slot[i] < 0 {
+		return Triangle{}, false
+	}
+	t := &m.tris[m.slot[i]]
+	return Triangle{A: t.a, B: t.b, C: t.c, Mask: t.mask}, true
+}
+
+// Normal returns the unit normal of triangle i (its index given to New), on
+// its front: along (B−A)×(C−A), exactly as the queries compute it: a Hit on
+// the inside of a triangle's face has this normal or its opposite, bit for
+// bit. False for a degenerate triangle or an index out of range.
+func (m *Mesh) Normal(i int) (geom.Vec3, bool) {
+	if i < 0 || i >= len(m.slot) || m.slot[i] < 0 {
+		return geom.Vec3{}, false
+	}
+	return m.tris[m.slot[i]].n, true
+}
 
 // Degenerate returns how many of the triangles given to New have zero area
 // and were left out: no query reports them.

@@ -337,7 +337,21 @@ func (t *tri) sweepCapsule(a, b, d geom.Vec3, r, maxT, bound float64) (float64, 
 			t.sphereFeatures(&f, b, d, r)
 		}
 		s, back := b.Sub(a), d.Scale(-1)
+		// A capsule moving along its own axis (a vertical one moving up or
+		// down, as a character's ground probes) keeps its side on the same
+		// infinite cylinder: the vertices against the side and the edges
+		// against the segment can only give contacts at t = 0, when the
+		// capsule starts within r of the triangle. Starting with the whole
+		// segment beyond r of the plane, it does not, and they are skipped.
+		side := true
+		if s.Cross(d) == (geom.Vec3{}) {
+			da, db := t.n.Dot(a.Sub(t.a)), t.n.Dot(b.Sub(t.a))
+			side = !((da > r && db > r) || (da < -r && db < -r))
+		}
 		for _, e := range [3][2]geom.Vec3{{t.a, t.b}, {t.b, t.c}, {t.c, t.a}} {
+			if !side {
+				break
+			}
 			if tt, ok := cylinder(e[0], back, a, s, r, f.t); ok && f.earlier(tt) {
 				at := a.AddScaled(d, tt)
 				f.set(tt, t.away(geom.ClosestOnSegment(e[0], at, at.Add(s)).Sub(e[0])))
