@@ -39,6 +39,7 @@ func newBenchRoom(tb testing.TB, bucketing bool, defs []weapons.Definition, load
 type benchLevel struct {
 	mesh   *trimesh.Mesh
 	ground func(x, z float64) float64
+	spawns []geom.Vec3 // where players start, when not on the circle
 }
 
 func levelOf(tb testing.TB, l *level.Level) benchLevel {
@@ -61,14 +62,19 @@ func levelOf(tb testing.TB, l *level.Level) benchLevel {
 func arenaLevel(tb testing.TB) benchLevel { return levelOf(tb, level.DefaultArena()) }
 
 // sampleLevel is the sample map, courtyard (examples/levels): two floors,
-// ramps, stairs, walls and cover, 1,000-odd triangles.
+// ramps, stairs, walls and cover; its players start at its spawns, and
+// run in circles among its walls.
 func sampleLevel(tb testing.TB) benchLevel {
 	file, data, _ := levels.Lookup(levels.Courtyard)
 	l, _, err := level.ReadBytes(file, data, level.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return levelOf(tb, l)
+	lv := levelOf(tb, l)
+	for _, s := range l.Spawns {
+		lv.spawns = append(lv.spawns, s.Pos)
+	}
+	return lv
 }
 
 // noLevel is no geometry at all: flat ground at y = 0 that nothing stops
@@ -108,9 +114,13 @@ func newBenchRoomOn(tb testing.TB, lv benchLevel, bucketing bool, defs []weapons
 		for id := range sim.Catalog.Len() {
 			carried = append(carried, uint16(id))
 		}
+		pos := geom.V(20*math.Cos(angle), lv.ground(20*math.Cos(angle), 20*math.Sin(angle)), 20*math.Sin(angle))
+		if len(lv.spawns) > 0 {
+			pos = lv.spawns[i%len(lv.spawns)]
+		}
 		e := sim.SpawnPlayer(PlayerSpec{
 			ID: uint32(i + 1), Team: team, Controlled: true, Loadout: carried,
-			Pos:    geom.V(20*math.Cos(angle), lv.ground(20*math.Cos(angle), 20*math.Sin(angle)), 20*math.Sin(angle)),
+			Pos:    pos,
 			Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: 0.3},
 			Health: 100,
 		})
