@@ -89,10 +89,11 @@ type Player struct {
 }
 
 // Frame is one tick's world: every living player's hitbox in the present
-// ([player, x, z, yaw]), the projectiles in flight ([x, z]) and the
-// shields ([team, min x, min z, max x, max z]).
+// ([player, x, z, yaw, y, crouched]: y the feet's height, crouched 1 or
+// 0), the projectiles in flight ([x, z]) and the shields ([team, min x,
+// min z, max x, max z]).
 type Frame struct {
-	Players     [][4]Num `json:"p"`
+	Players     [][6]Num `json:"p"`
 	Projectiles [][2]Num `json:"o,omitempty"`
 	Shields     [][5]Num `json:"s,omitempty"`
 }
@@ -127,8 +128,8 @@ type Shot struct {
 	// Path is a projectile's flight, tick by tick ([x, z]).
 	Path [][2]Num `json:"path,omitempty"`
 	// Rewound is every hitbox as the server placed it for the shot
-	// ([player, x, z]): what the shooter's screen showed.
-	Rewound [][3]Num `json:"rewound"`
+	// ([player, x, z, y, crouched]): what the shooter's screen showed.
+	Rewound [][5]Num `json:"rewound"`
 }
 
 // Num is a number the page gets to the centimetre (and hundredth of a
@@ -239,8 +240,8 @@ func (b *Builder) Tick(t *replay.Tick) {
 	var f Frame
 	frame, _ := sim.History.Frame(t.Tick)
 	for _, p := range frame {
-		f.Players = append(f.Players, [4]Num{Num(b.player(t, p.Entity, p.Hitbox.Radius)), Num(p.Pos.X), Num(p.Pos.Z),
-			Num(b.yaw.Get(p.Entity).Yaw)})
+		f.Players = append(f.Players, [6]Num{Num(b.player(t, p.Entity, p.Hitbox.Radius)), Num(p.Pos.X), Num(p.Pos.Z),
+			Num(b.yaw.Get(p.Entity).Yaw), Num(p.Pos.Y), flag(p.Crouched)})
 	}
 	for _, c := range sim.Events.Clamps {
 		b.clamps[shotLabel{c.Shooter, c.Shot, c.Weapon, c.Tick}] = c
@@ -319,7 +320,7 @@ func (b *Builder) shot(t *replay.Tick, ev *ecs.ShotEvent) {
 	def := sim.Catalog.At(ev.Weapon)
 	s := Shot{Tick: ev.Tick, Fired: ev.Fired, Shooter: b.player(t, ev.Shooter, 0), Weapon: def.Name, Kind: def.Kind,
 		Result: ev.Result.String(), Target: -1, Head: ev.Head, Splash: ev.Splash, Damage: Num(ev.Damage), Dealt: Num(ev.Dealt),
-		Point: vec(ev.Point.X, ev.Point.Y, ev.Point.Z), Rewound: [][3]Num{}}
+		Point: vec(ev.Point.X, ev.Point.Y, ev.Point.Z), Rewound: [][5]Num{}}
 	if ev.NoDamage != 0 {
 		s.NoDamage = ev.NoDamage.String()
 	}
@@ -354,12 +355,21 @@ func (b *Builder) shot(t *replay.Tick, ev *ecs.ShotEvent) {
 	}
 	b.poses, _ = sim.History.PosesAt(ev.ViewTime, b.poses[:0])
 	for _, p := range b.poses {
-		s.Rewound = append(s.Rewound, [3]Num{Num(b.player(t, p.Entity, p.Hitbox.Radius)), Num(p.Pos.X), Num(p.Pos.Z)})
+		s.Rewound = append(s.Rewound, [5]Num{Num(b.player(t, p.Entity, p.Hitbox.Radius)), Num(p.Pos.X), Num(p.Pos.Z),
+			Num(p.Pos.Y), flag(p.Crouched)})
 	}
 	b.m.Shots = append(b.m.Shots, s)
 }
 
 func vec(x, y, z float64) [3]Num { return [3]Num{Num(x), Num(y), Num(z)} }
+
+// flag is a bool as the page gets it.
+func flag(b bool) Num {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // eyeOf is how far above a pose's feet its shots start.
 func (b *Builder) eyeOf(p lagcomp.Pose) float64 {

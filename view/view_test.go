@@ -37,6 +37,8 @@ type script struct {
 
 const (
 	hitTick    = 20
+	crouchFrom = 2 // bob crouches from this tick…
+	crouchTo   = 5 // …to this one
 	missTick   = 40
 	rocketTick = 50
 	leaveTick  = 90
@@ -80,6 +82,9 @@ func recordScript(t testing.TB) *script {
 		r.Queue(alice, a)
 		if tick < leaveTick {
 			b := ecs.Input{Tick: tick, MoveX: 1, Weapon: rocket, ViewTime: ecs.ViewTime{Tick: tick}}
+			if tick >= crouchFrom && tick < crouchTo {
+				b.Buttons = ecs.ButtonCrouch
+			}
 			if tick == rocketTick {
 				b.Yaw, b.Pitch = aim(pos(bob, tick-1), geom.V(0, 0, -10))
 				b.Buttons, b.Shot = ecs.ButtonFire, 1
@@ -157,6 +162,16 @@ func TestMatchShowsTheRewind(t *testing.T) {
 	for _, r := range hit.Rewound {
 		if r[0] == 1 && (!near(r[1], Num(s.bob17.X)) || !near(r[2], Num(s.bob17.Z))) {
 			t.Errorf("bob rewound to %v, was at %v at tick 17", r, s.bob17)
+		}
+	}
+	// Bob crouched from tick 2 to 4: the frames say so (the page draws a
+	// smaller marker), and where his feet were (the height, 0 here).
+	for tick, f := range m.Frames[:hitTick] {
+		for _, p := range f.Players {
+			crouched := p[0] == 1 && tick >= crouchFrom && tick < crouchTo
+			if (p[5] == 1) != crouched || p[4] != 0 {
+				t.Errorf("tick %d: player %v crouched %v, height %v; want crouched %v at height 0", tick, p[0], p[5], p[4], crouched)
+			}
 		}
 	}
 	bobNow := m.Frames[hitTick].Players[1]

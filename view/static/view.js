@@ -228,6 +228,16 @@
   }
 
   function teamOf(i) { const p = view.match.players[i]; return p ? p.team : 0; }
+  // A crouched player's marker is two thirds the size.
+  function markerRadius(i, crouched) { return radiusOf(i) * (crouched ? 0.66 : 1); }
+  // What a player's label adds: its feet's height off the ground floor,
+  // and whether it crouches.
+  function label(y, crouched) {
+    let s = "";
+    if (Math.abs(y || 0) >= 0.1) s += " ↑" + Number(y).toFixed(1) + " m";
+    if (crouched) s += " (crouched)";
+    return s;
+  }
   function radiusOf(i) { const p = view.match.players[i]; return p && p.radius ? p.radius : 0.4; }
 
   function draw() {
@@ -251,22 +261,23 @@
     const present = new Map(f.p.map((p) => [p[0], p]));
     // The rewound hitboxes, and a line from each to where it is now.
     if (shot && shot.rewound) {
-      shot.rewound.forEach(([i, x, z]) => {
+      shot.rewound.forEach(([i, x, z, y, crouched]) => {
         const now = present.get(i);
         if (now) line([[x, z], [now[1], now[2]]], TEAM[teamOf(i)] + "88", 1);
-        circle(x, z, radiusOf(i), TEAM[teamOf(i)] + "33", TEAM[teamOf(i)], [5, 4]);
-        drawn.rewound.push(name(i));
+        circle(x, z, markerRadius(i, crouched), TEAM[teamOf(i)] + "33", TEAM[teamOf(i)], [5, 4]);
+        drawn.rewound.push(name(i) + (crouched ? " (crouched)" : ""));
       });
     }
-    // Present hitboxes, facing their aim.
-    f.p.forEach(([i, x, z, yaw]) => {
+    // Present hitboxes, facing their aim; a crouched one smaller, and the
+    // height of any not on the ground floor.
+    f.p.forEach(([i, x, z, yaw, y, crouched]) => {
       const r = radiusOf(i);
-      circle(x, z, r, TEAM[teamOf(i)]);
+      circle(x, z, markerRadius(i, crouched), TEAM[teamOf(i)]);
       line([[x, z], [x + Math.sin(yaw) * r * 2.2, z + Math.cos(yaw) * r * 2.2]], "#e5e7eb", 2);
       const [cx, cy] = view.toCanvas(x, z);
       ctx.fillStyle = "#e5e7eb";
       ctx.font = "12px system-ui, sans-serif";
-      ctx.fillText(name(i), cx + 8, cy - 8);
+      ctx.fillText(name(i) + label(y, crouched), cx + 8, cy - 8);
       drawn.players.push(name(i));
     });
     (f.o || []).forEach(([x, z]) => circle(x, z, 0.15, "#fde68a"));
