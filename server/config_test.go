@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 func writeConfig(t *testing.T, name, body string) string {
@@ -144,6 +145,11 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"window", "c.toml", "[lagcomp]\nwindow_ticks = -1\n", nil, "config: lagcomp.window_ticks: -1 is outside 0..1024"},
 		{"box", "c.toml", "[arena]\nboxes = [{min = [0, 0, 0], max = [1, -1, 1]}]\n", nil, "config: arena.boxes[0]: min"},
 		{"log level", "c.toml", "[log]\nlevel = \"loud\"\n", nil, "config: log.level"},
+		{"crouch height", "c.toml", "[match]\ncrouch_height = 2.0\n", nil, "config: match.crouch_height: 2 is above height 1.8"},
+		{"crouch height low", "c.toml", "[match]\ncrouch_height = 0.5\n", nil, "config: match.crouch_height: 0.5 is below 2×radius + skin (0.81)"},
+		{"crouch eye", "c.toml", "[match]\ncrouch_eye_height = 1.2\n", nil, "config: match.crouch_eye_height: 1.2 is above crouch_height 1.1"},
+		{"head above the crouched top", "c.toml", "[match]\nhead_height = 1.5\n", nil, "config: match.head_height: 1.5 is outside 0..crouch_height (1.1)"},
+		{"arena speed", "c.toml", "[arena]\nspeed = 6.0\n", nil, "config: " + "%s" + ": arena.speed: no longer a key: each class moves at its own speed, movement.run_speed"},
 		{"env value", "", "", []string{"REWIND_TICK_RATE=twenty"}, "tick_rate"},
 	}
 	for _, tt := range tests {
@@ -157,6 +163,9 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 				tt.want = "/nonexistent/rewind.toml"
 			}
 			_, _, err := LoadConfig(path, tt.env, nil)
+			if strings.Contains(tt.want, "%s") {
+				tt.want = fmt.Sprintf(tt.want, path)
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
@@ -223,6 +232,31 @@ func TestWeaponsFile(t *testing.T) {
 	cfg.WeaponsFile = "/nonexistent/weapons.toml"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "config: weapons_file: weapons: open /nonexistent/weapons.toml") {
 		t.Errorf("a missing weapons file: %v", err)
+	}
+	// A class's movement against the match's capsule: a step as high as the
+	// crouched capsule names the class's key.
+	high := writeConfig(t, "weapons.toml", "[[weapons]]\nname = \"gun\"\nkind = \"hitscan\"\nrange = 10.0\n"+
+		"[[classes]]\nname = \"hopper\"\nweapons = [\"gun\"]\nmovement = { step_height = 1.0 }\n")
+	cfg.WeaponsFile = high
+	cfg.Match.CrouchHeight = 0.95
+	if err := cfg.Validate(); err == nil || err.Error() != "config: weapons_file: classes[hopper].movement.step_height: 1 is not below crouch_height 0.95" {
+		t.Errorf("a class that steps above the crouched capsule: %v", err)
+	}
+	// Every class moves with the match's capsule; the Welcome carries the
+	// class's movement.
+	cfg = DefaultConfig()
+	cfg.Match.Radius, cfg.Match.CrouchHeight = 0.35, 1.2
+	cat, err := cfg.Catalog(weapons.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range cat.Classes() {
+		if m := cl.Movement; m.Radius != 0.35 || m.CrouchHeight != 1.2 || m.Height != 1.8 || m.EyeHeight != 1.6 || m.CrouchEyeHeight != 0.9 {
+			t.Errorf("class %s moves as %+v", cl.Name, m)
+		}
+	}
+	if r := cat.Classes()[2].Movement; r.RunSpeed != 7 || r.JumpHeight != 1.4 {
+		t.Errorf("the raptor moves as %+v", r)
 	}
 }
 
