@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
@@ -41,17 +40,7 @@ func (w *walker) step() Intent {
 	v.Tick = w.tick
 	v.Self.Pos, v.Self.Predict, v.Self.Motion = w.state.Pos, w.state.Pos, w.state
 	in := w.bot.Intent(v)
-	q := protocol.Input{MoveX: protocol.QuantizeAxis(in.MoveX), MoveZ: protocol.QuantizeAxis(in.MoveZ),
-		Yaw: protocol.QuantizeYaw(in.Yaw), Pitch: protocol.QuantizePitch(in.Pitch)}
-	if in.Jump {
-		q.Buttons |= ecs.ButtonJump
-	}
-	if in.Crouch {
-		q.Buttons |= ecs.ButtonCrouch
-	}
-	if in.Sprint {
-		q.Buttons |= ecs.ButtonSprint
-	}
+	q := in.movement()
 	e := q.Value(w.tick)
 	v.Self.Yaw, v.Self.Pitch = movement.Look(e.Yaw, e.Pitch)
 	movement.Move(&w.char, &w.state, e.Movement(), 0.05, v.Level.Mesh, level.MovementMask)

@@ -128,6 +128,23 @@ type Intent struct {
 	Jump, Crouch, Sprint bool
 }
 
+// movement returns the part of an input that moves the player, quantised
+// as the wire carries it: the stick, the aim, the jump, crouch and sprint
+// buttons.
+func (in *Intent) movement() protocol.Input {
+	q := protocol.Input{MoveX: protocol.QuantizeAxis(in.MoveX), MoveZ: protocol.QuantizeAxis(in.MoveZ),
+		Yaw: protocol.QuantizeYaw(in.Yaw), Pitch: protocol.QuantizePitch(in.Pitch)}
+	for _, b := range [...]struct {
+		held bool
+		bit  uint8
+	}{{in.Jump, ecs.ButtonJump}, {in.Crouch, ecs.ButtonCrouch}, {in.Sprint, ecs.ButtonSprint}} {
+		if b.held {
+			q.Buttons |= b.bit
+		}
+	}
+	return q
+}
+
 // HitMarker is a hit of the player's the server confirmed.
 type HitMarker struct {
 	protocol.HitConfirm
@@ -679,20 +696,9 @@ func (c *Client) step() {
 	intent := c.cfg.Input.Intent(&c.view)
 	f := &c.ring[c.tick%ringSize]
 	*f = frame{tick: c.tick}
-	f.q = protocol.Input{
-		MoveX: protocol.QuantizeAxis(intent.MoveX), MoveZ: protocol.QuantizeAxis(intent.MoveZ),
-		Yaw: protocol.QuantizeYaw(intent.Yaw), Pitch: protocol.QuantizePitch(intent.Pitch),
-		Weapon:  intent.Weapon,
-		ViewLag: protocol.QuantizeLag(float64(c.tick) - c.view.RenderTime), // the time shown
-	}
-	for _, b := range [...]struct {
-		held bool
-		bit  uint8
-	}{{intent.Jump, ecs.ButtonJump}, {intent.Crouch, ecs.ButtonCrouch}, {intent.Sprint, ecs.ButtonSprint}} {
-		if b.held {
-			f.q.Buttons |= b.bit
-		}
-	}
+	f.q = intent.movement()
+	f.q.Weapon = intent.Weapon
+	f.q.ViewLag = protocol.QuantizeLag(float64(c.tick) - c.view.RenderTime) // the time shown
 	if c.alive && int(intent.Weapon) < len(c.defs) {
 		def := &c.defs[intent.Weapon]
 		if intent.Reload {

@@ -304,7 +304,7 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 			waitTicks(t, srv, "yard", 20)
 		}
 	}
-	upper, jumped, crouched := 0, 0, 0
+	var did [3]int // bots that reached the second floor, jumped, crouched
 	for i, c := range cs {
 		st, bs := c.Stats(), bots[i].Stats()
 		t.Logf("%s (%s): travelled %.0f m, corrections %d, longest stall %d ticks, recoveries %d, plans %d, jumping %d, crouching %d, upper %d ticks, deaths %d",
@@ -319,19 +319,15 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 		if bs.LongestStall >= 20 {
 			t.Errorf("%s was stuck for %d ticks: more than a second", c.Welcome().Name, bs.LongestStall)
 		}
-		if bs.Upper > 0 {
-			upper++
-		}
-		if bs.Jumping > 0 {
-			jumped++
-		}
-		if bs.Crouching > 0 {
-			crouched++
+		for k, ticks := range [3]int64{bs.Upper, bs.Jumping, bs.Crouching} {
+			if ticks > 0 {
+				did[k]++
+			}
 		}
 	}
 	seen := 0
 	crouchedSeen.Range(func(any, any) bool { seen++; return true })
-	if upper < 3 || jumped < 2 || crouched < 2 || seen < 2 {
-		t.Errorf("%d bots reached the second floor, %d jumped, %d crouched, %d seen crouched: want at least 3, 2, 2 and 2", upper, jumped, crouched, seen)
+	if did[0] < 3 || did[1] < 2 || did[2] < 2 || seen < 2 {
+		t.Errorf("%d bots reached the second floor, %d jumped, %d crouched, %d seen crouched: want at least 3, 2, 2 and 2", did[0], did[1], did[2], seen)
 	}
 }
