@@ -5,20 +5,23 @@
 // level's digest is refused with a [LevelError].
 //
 // Every client tick it asks an [InputSource] what the player does, predicts
-// the local player with the server's own movement code (package movement) and
-// keeps the input and the predicted state in a 1024-slot ring; it sends the
+// the local player with the server's own movement code (movement.Move: the
+// character the Welcome describes, on the level's mesh) and keeps the input
+// and the predicted state in a 1024-slot ring; it sends the
 // inputs the server has not acknowledged yet (up to Redundancy of them) with
 // the time it was showing remote entities at (its view time), which the
 // server's lag compensation rewinds to. On every snapshot it compares the
-// server's state after the last input it processed with its own prediction
-// of that tick; on a difference it rewinds to the server's state and replays
-// the buffered inputs (seed 001), and smooths the visible correction (snap
+// server's movement state after the snapshot's tick (position, velocity,
+// crouched, jump held) with its own prediction of that tick; on a
+// difference it rewinds to the server's state and replays the buffered
+// inputs (ticks the server rooted as empty ones; seed 001), and smooths the visible correction (snap
 // beyond 2 m, else the display error decays by 10% a tick). Remote entities
 // are interpolated between snapshots at the interpolation delay behind the
 // newest snapshot, never across a teleport. The pellets of its shots are
 // the server's (package spread): it predicts them from the match's seed and
 // takes the server's count of its shots from every snapshot.
 //
-// [Bot] is an InputSource that plays by itself; `rewind bots` and
-// `rewind demo` are built on it.
+// [Bot] is an InputSource that plays by itself, navigating a level's
+// waypoints where it has some; `rewind bots` and `rewind demo` are built on
+// it.
 package client

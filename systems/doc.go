@@ -6,9 +6,12 @@
 //
 //  1. ApplyInputs     each player's queued input for this tick (none: the
 //     player is rooted), and its view lag from the input's view time
-//  2. Movement        State(n) + Input(n) → State(n+1), package movement
-//  3. RecordHistory   every hitbox's pose into the history ring; the
-//     collision world is put into the present
+//  2. Movement        State(n) + Input(n) → State(n+1): movement.Move on
+//     the level's mesh, the player's class's character; a rooted player
+//     moves with an empty input; a player out of the level's bounds or in
+//     a kill volume dies
+//  3. RecordHistory   every hitbox's pose, crouched or not, into the
+//     history ring; the collision world is put into the present
 //  4. Weapons         fire and reload buttons, and scripted fire commands:
 //     the weapons' rules (loadout, fire rate, ammo, reload), then each kind
 //     spawns what a shot needs, lag-compensated entities carrying their
