@@ -171,7 +171,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 // stick, no button): the ring records them so, and a snapshot from before
 // the jump still corrects the prediction.
 func (c *Client) jump(j int64) {
-	for t := c.tick; t < c.tick+j; t++ {
+	for t := max(c.tick, c.tick+j-ringSize); t < c.tick+j; t++ { // (a jump past the whole ring: the next snapshot corrects)
 		in := ecs.Input{Tick: t, Yaw: c.yaw, Pitch: c.pitch}
 		if c.alive {
 			movement.Move(&c.char, &c.state, in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
