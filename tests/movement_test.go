@@ -243,6 +243,11 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of bots")
 	}
+	if raceEnabled {
+		// The plain run has it; under the race detector the shorter tests
+		// over QUIC run the same code, and CI's budget is minutes.
+		t.Skip("a minute of bots, not under the race detector")
+	}
 	t.Parallel()
 	lc, lvl := courtyard(t)
 	srv := startServer(t, func(c *server.Config) {
