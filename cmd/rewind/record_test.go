@@ -146,6 +146,7 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		}
 		rows := readCSV(t, filepath.Join(out, "tune.csv"))
 		var conf []float64
+		var seenHits []int
 		for _, r := range rows {
 			if r["weapon"] != "all" {
 				continue
@@ -160,14 +161,18 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 				t.Errorf("window 0: %s disputed hits, want 0: every hit is in the victim's present", r["disputed"])
 			}
 			conf = append(conf, c)
+			seenHits = append(seenHits, seen)
 		}
 		if len(conf) != 16 {
 			t.Fatalf("%d windows in tune.csv, want 0..30", len(conf))
 		}
-		// Confirmation rises with the window, to about all at the demo's own 30.
+		// Confirmation rises with the window, to about all at the demo's own
+		// 30. Not strictly: a window of a tick or two moves a target off a
+		// shot that its present position happened to meet, so a step may
+		// lose a hit or two (on the sample map, of some 40: 5 points).
 		for i := 1; i < len(conf); i++ {
-			if conf[i] < conf[i-1]-2 {
-				t.Errorf("confirmation falls from %.1f%% to %.1f%% at window %d", conf[i-1], conf[i], 2*i)
+			if slack := 2 * 100 / float64(seenHits[i]); conf[i] < conf[i-1]-slack {
+				t.Errorf("confirmation falls from %.1f%% to %.1f%% at window %d: more than 2 of %d hits", conf[i-1], conf[i], 2*i, seenHits[i])
 			}
 		}
 		if conf[0] > 50 || conf[len(conf)-1] < 98 {
