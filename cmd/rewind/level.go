@@ -28,16 +28,18 @@ func newLevelCmd(stdout io.Writer) *cobra.Command {
 func newLevelInspectCmd(stdout io.Writer) *cobra.Command {
 	var check level.CheckConfig
 	cmd := &cobra.Command{
-		Use:   "inspect FILE|arena",
+		Use:   "inspect FILE|arena|courtyard",
 		Short: "Read a level (.glb or .gltf) and print what it holds, its digest and its warnings",
 		Long: `Read a level from a .glb or .gltf file by the conventions of docs/levels.md and
 print its name, content digest, triangle counts (all, blocking movement,
 blocking shots), bounds, spawns by team, kill volumes, waypoints, and the
 warnings of reading and checking it, each naming its node. "arena" inspects
-the built-in arena (the default config's). A file that cannot be read, or
-whose level fails its checks, exits 1 with the error.`,
+the built-in arena (the default config's), "courtyard" the sample map built
+into the binary. A file that cannot be read, or whose level fails its checks,
+exits 1 with the error.`,
 		Example: `  rewind level inspect maps/courtyard.glb
   rewind level inspect arena
+  rewind level inspect courtyard
   rewind level inspect maps/courtyard.gltf --teams 4 --radius 0.5`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -49,11 +51,14 @@ whose level fails its checks, exits 1 with the error.`,
 			var l *level.Level
 			var warns []level.Warning
 			var err error
-			if args[0] == level.ArenaName {
+			switch file, data := levelFile(args[0]); {
+			case args[0] == level.ArenaName:
 				l = level.DefaultArena()
 				warns, err = l.Check(check)
-			} else {
-				l, warns, err = level.ReadFile(args[0], level.Options{Check: check})
+			case data != nil: // a sample map built in, by name
+				l, warns, err = level.ReadBytes(file, data, level.Options{Check: check})
+			default:
+				l, warns, err = level.ReadFile(file, level.Options{Check: check})
 			}
 			if err != nil {
 				var b strings.Builder

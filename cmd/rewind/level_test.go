@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/rewind-gg/rewind/examples/levels"
+	"github.com/rewind-gg/rewind/level"
 )
 
 func TestLevelInspectArena(t *testing.T) {
@@ -19,6 +22,30 @@ func TestLevelInspectArena(t *testing.T) {
 		"  team 1  (-10, 0, -18) yaw 0°\n",
 		"  team 2  (10, 0, 18) yaw 180°\n",
 		"waypoints  none\n",
+		"warnings   0\n")
+}
+
+// The sample map built into the binary, by name from any directory, as
+// --level takes it: the committed file's level.
+func TestLevelInspectCourtyard(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "level", "inspect", "courtyard")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	file, data, ok := levels.Lookup("courtyard")
+	if !ok {
+		t.Fatal("no courtyard built in")
+	}
+	l, _, err := level.ReadBytes(file, data, level.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saysAll(t, stdout,
+		"level      courtyard\n",
+		"digest     "+l.Digest().String()+"\n",
+		"spawns     12 (team 1: 6, team 2: 6)\n",
+		"  team 1  (-10, 0, -20) yaw 0°  node 38 \"spawn_t1_a\"\n",
+		"waypoints  32, 84 edges\n",
 		"warnings   0\n")
 }
 
