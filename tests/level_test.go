@@ -53,7 +53,8 @@ func overlook(t testing.TB) string {
 }
 
 // A client holding another level than the server plays is refused before
-// it plays, with both levels named and both digests.
+// it plays, with both levels named and both digests: a studio's level
+// against the arena, the arena against the sample map.
 func TestLevelMismatchIsRefused(t *testing.T) {
 	t.Parallel()
 	file := overlook(t)
@@ -76,6 +77,21 @@ func TestLevelMismatchIsRefused(t *testing.T) {
 	c := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "m", Name: "b", Input: scripted(func(*client.View) client.Intent { return client.Intent{} })})
 	if w := c.Welcome(); w.Level != "arena" || level.Digest(w.LevelDigest) != arena.Digest() {
 		t.Errorf("Welcome: level %q digest %x", w.Level, w.LevelDigest)
+	}
+
+	// A server on the sample map (as the demo plays it) refuses a client
+	// holding the arena, and plays with one holding the sample map.
+	lc, yard := courtyard(t)
+	srv = startServer(t, func(c *server.Config) { c.Level = lc })
+	_, err = client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "m", Name: "a", ServerCertSHA256: srv.CertSHA256(),
+		Input: scripted(func(*client.View) client.Intent { return client.Intent{} }), Level: level.ArenaName})
+	want = "level: the server plays courtyard (digest " + yard.Digest.String() + "), this client holds arena (digest " + arena.Digest().String() + ")"
+	if !errors.As(err, &le) || err.Error() != want {
+		t.Fatalf("dial the sample map with the arena: %v\nwant %s", err, want)
+	}
+	c = dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "m", Name: "b", Loaded: yard, Input: scripted(func(*client.View) client.Intent { return client.Intent{} })})
+	if w := c.Welcome(); w.Level != "courtyard" || level.Digest(w.LevelDigest) != yard.Digest {
+		t.Errorf("Welcome on the sample map: level %q digest %x", w.Level, w.LevelDigest)
 	}
 }
 
