@@ -189,25 +189,11 @@ func TestShotsOnALevel(t *testing.T) {
 	}
 
 	// The recording replays exactly on the level it carries.
-	var shots []ecs.ShotEvent
-	var levelEntity ecs.Entity
-	var triangles []level.Triangle
-	res, err := replayFile(t, files[0], replay.Config{OnTick: func(tk *replay.Tick) error {
-		levelEntity = tk.Sim.Level()
-		for _, ev := range tk.Sim.Events.Shots {
-			if ev.Result != ecs.ResultInvalid {
-				shots = append(shots, ev)
-			}
-		}
-		return nil
-	}})
-	if err != nil || !res.Verified {
-		t.Fatalf("replay: %+v %v", res, err)
-	}
+	res, shots, levelEntity := replayShots(t, files[0])
 	if ref := res.Setup.LevelRef; ref == nil || ref.Name != "overlook" || ref.Digest != lvl.Digest.String() || res.Setup.Level == nil {
 		t.Fatalf("the recording's level: %+v", ref)
 	}
-	triangles = res.Setup.Level.Triangles
+	triangles := res.Setup.Level.Triangles
 	if len(shots) != 2 {
 		t.Fatalf("shot events %+v, want two", shots)
 	}
@@ -243,6 +229,28 @@ func TestShotsOnALevel(t *testing.T) {
 			t.Errorf("window 30: %d hits, %d disputed; want the hit in the open, undisputed", r.Hits, r.Disputed)
 		}
 	}
+}
+
+// replayShots replays the recording at path, which must reproduce its
+// match exactly, and returns the result, the shot events (those with a
+// result) in order, and the level's entity.
+func replayShots(t *testing.T, path string) (replay.Result, []ecs.ShotEvent, ecs.Entity) {
+	t.Helper()
+	var shots []ecs.ShotEvent
+	var levelEntity ecs.Entity
+	res, err := replayFile(t, path, replay.Config{OnTick: func(tk *replay.Tick) error {
+		levelEntity = tk.Sim.Level()
+		for _, ev := range tk.Sim.Events.Shots {
+			if ev.Result != ecs.ResultInvalid {
+				shots = append(shots, ev)
+			}
+		}
+		return nil
+	}})
+	if err != nil || !res.Verified {
+		t.Fatalf("replay: %+v %v", res, err)
+	}
+	return res, shots, levelEntity
 }
 
 // nearestOnX returns the remote player standing nearest x on X.

@@ -108,20 +108,7 @@ func TestShotsOnTheSampleMap(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("recordings %v, want one", files)
 	}
-	var shots []ecs.ShotEvent
-	var levelEntity ecs.Entity
-	res, err := replayFile(t, files[0], replay.Config{OnTick: func(tk *replay.Tick) error {
-		levelEntity = tk.Sim.Level()
-		for _, ev := range tk.Sim.Events.Shots {
-			if ev.Result != ecs.ResultInvalid {
-				shots = append(shots, ev)
-			}
-		}
-		return nil
-	}})
-	if err != nil || !res.Verified {
-		t.Fatalf("replay: %+v %v", res, err)
-	}
+	_, shots, levelEntity := replayShots(t, files[0])
 	if len(shots) != len(aims) {
 		t.Fatalf("%d shot events, %d shots aimed: %+v", len(shots), len(aims), shots)
 	}
