@@ -13,6 +13,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
+	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/server"
 	"github.com/rewind-gg/rewind/trimesh"
@@ -160,4 +161,99 @@ func lineOfSight(m *trimesh.Mesh, eye, to geom.Vec3) sight {
 		}
 	}
 	return hidden
+}
+
+// A crouched target on the sample map is rewound crouched over the
+// network. Six enemies stand at their spawns and three shooters at theirs;
+// of the pairs, the test takes one whose lines to the target's standing
+// head and to its crouched body are both clear of the level (by a margin).
+// That target crouches for eight ticks; its shooter, 300 ms away, fires
+// when its screen shows it crouched, first at the standing head's height,
+// then at the crouched body: the first misses (at the shooter's view time
+// the head was not there), the second hits.
+func TestCrouchedTargetOnTheSampleMap(t *testing.T) {
+	t.Parallel()
+	lc, lvl := courtyard(t)
+	srv := startServer(t, func(c *server.Config) { c.Level = lc })
+	var targetID, shooterID atomic.Uint32 // the chosen pair: 0 until chosen
+	var crouchFrom atomic.Int64
+	crouchFrom.Store(math.MaxInt64)
+	var clients, targets, shooters []*client.Client
+	for i := range 6 {
+		c := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "c", Name: "t" + string(rune('a'+i)), Team: 2, Loaded: lvl,
+			Input: scripted(func(v *client.View) client.Intent {
+				from := crouchFrom.Load()
+				me := v.Welcome.Player == targetID.Load()
+				return client.Intent{Yaw: math.Pi, Crouch: me && v.Tick >= from && v.Tick < from+8}
+			})})
+		targets, clients = append(targets, c), append(clients, c)
+	}
+	var mu sync.Mutex
+	hits := map[uint16]protocol.Event{}
+	addr := shim(t, srv, 300*time.Millisecond, 0, 0, 5)
+	for i := range 3 {
+		var c *client.Client
+		c = dial(t, srv, client.Config{Addr: addr, Room: "c", Name: "s" + string(rune('a'+i)), Team: 1, Loaded: lvl, Class: "assault",
+			OnEvent: func(ev protocol.Event) {
+				if (ev.Kind == protocol.EventHit || ev.Kind == protocol.EventNoDamage) && ev.Player == shooterID.Load() && c.ID() == ev.Player {
+					mu.Lock()
+					hits[ev.Shot] = ev
+					mu.Unlock()
+				}
+			},
+			Input: scripted(func(v *client.View) client.Intent {
+				in := client.Intent{Weapon: v.Welcome.Loadout[0]}
+				if v.Welcome.Player != shooterID.Load() {
+					return in
+				}
+				n := c.Stats().ShotsFired
+				var p *client.Player
+				for i := range v.Players {
+					if v.Players[i].ID == targetID.Load() {
+						p = &v.Players[i]
+					}
+				}
+				if p == nil || !p.Crouched || n >= 2 {
+					return in
+				}
+				h := []float64{v.Welcome.Height - 0.15, 0.55}[n] // the standing head's middle, then the crouched body's
+				d := p.Pos.Add(geom.V(0, h, 0)).Sub(v.Eye())
+				in.Yaw, in.Pitch = math.Atan2(d.X, d.Z), math.Atan2(d.Y, math.Hypot(d.X, d.Z))
+				in.Fire = true // on the rifle's cooldown, the client does not fire
+				return in
+			})})
+		shooters, clients = append(shooters, c), append(clients, c)
+	}
+	// The pair: both lines clear from the shooter's eye at its spawn.
+	var shooter *client.Client
+	for _, s := range shooters {
+		ws := s.Welcome()
+		eye := geom.FromArray(ws.Spawn).Add(geom.V(0, ws.EyeHeight, 0))
+		for _, tg := range targets {
+			at := geom.FromArray(tg.Welcome().Spawn)
+			if shooter == nil && lineOfSight(lvl.Mesh, eye, at.Add(geom.V(0, ws.Height-0.15, 0)).Sub(eye)) == open &&
+				lineOfSight(lvl.Mesh, eye, at.Add(geom.V(0, 0.55, 0)).Sub(eye)) == open {
+				shooter = s
+				shooterID.Store(s.ID())
+				targetID.Store(tg.ID())
+			}
+		}
+	}
+	if shooter == nil {
+		t.Fatal("no shooter's spawn with clear lines to an enemy spawn's head and crouched body: has the sample map changed?")
+	}
+	stop := start(clients...)
+	defer stop()
+	waitTicks(t, srv, "c", 60) // all settled
+	crouchFrom.Store(int64(roomStats(t, srv, "c").Tick) + 20)
+	until(t, 20*time.Second, "the shooter never fired twice", func() bool { return shooter.Stats().ShotsFired >= 2 })
+	waitTicks(t, srv, "c", 20) // every event of the two shots has come
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := hits[1]; ok {
+		t.Errorf("the shot at the standing head of a crouched target hit: %+v", hits[1])
+	}
+	if h, ok := hits[2]; !ok || h.Kind != protocol.EventHit || h.Flags&protocol.HitHead != 0 {
+		t.Errorf("the shot at the crouched body: %+v (%v), want a body hit", h, ok)
+	}
 }
