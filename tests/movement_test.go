@@ -149,19 +149,35 @@ func TestCrouchedTargetOverQUIC(t *testing.T) {
 			if len(v.Players) != 1 || !v.Players[0].Crouched || n >= 2 {
 				return in
 			}
-			p := v.Players[0]
-			h := []float64{1.8 - 0.15, 0.55}[n] // the standing head's middle, then the crouched body's
-			d := p.Pos.Add(geom.V(0, h, 0)).Sub(v.Eye())
-			in.Yaw, in.Pitch = math.Atan2(d.X, d.Z), math.Atan2(d.Y, math.Hypot(d.X, d.Z))
-			in.Fire = true // on the rifle's cooldown, the client does not fire
-			return in
+			return crouchedAim(v, in, &v.Players[0], n)
 		})})
 	stop := start(target, shooter)
 	defer stop()
-	waitTicks(t, srv, "r", 60) // both settled
-	crouchFrom.Store(int64(roomStats(t, srv, "r").Tick) + 20)
+	crouchedShots(t, srv, "r", shooter, &crouchFrom, &mu, hits)
+}
+
+// crouchedAim is in firing shot n+1 of the crouched-target tests at p: the
+// first at the standing head's middle, the second at the crouched body's.
+// (On the rifle's cooldown, the client does not fire.)
+func crouchedAim(v *client.View, in client.Intent, p *client.Player, n uint64) client.Intent {
+	h := []float64{v.Welcome.Height - 0.15, 0.55}[n]
+	d := p.Pos.Add(geom.V(0, h, 0)).Sub(v.Eye())
+	in.Yaw, in.Pitch = math.Atan2(d.X, d.Z), math.Atan2(d.Y, math.Hypot(d.X, d.Z))
+	in.Fire = true
+	return in
+}
+
+// crouchedShots runs the crouched-target tests' match once its clients
+// run: after the room settles, the target crouches (from crouchFrom, 20
+// ticks on), the shooter fires its two shots, and hits (the shooter's hit
+// events by shot, guarded by mu) must show the first, at the standing
+// head's height, missed and the second, at the crouched body, hit it.
+func crouchedShots(t *testing.T, srv *server.Server, room string, shooter *client.Client, crouchFrom *atomic.Int64, mu *sync.Mutex, hits map[uint16]protocol.Event) {
+	t.Helper()
+	waitTicks(t, srv, room, 60) // all settled
+	crouchFrom.Store(int64(roomStats(t, srv, room).Tick) + 20)
 	until(t, 20*time.Second, "the shooter never fired twice", func() bool { return shooter.Stats().ShotsFired >= 2 })
-	waitTicks(t, srv, "r", 20) // every event of the two shots has come
+	waitTicks(t, srv, room, 20) // every event of the two shots has come
 	mu.Lock()
 	defer mu.Unlock()
 	if _, ok := hits[1]; ok {

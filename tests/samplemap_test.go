@@ -216,11 +216,7 @@ func TestCrouchedTargetOnTheSampleMap(t *testing.T) {
 				if p == nil || !p.Crouched || n >= 2 {
 					return in
 				}
-				h := []float64{v.Welcome.Height - 0.15, 0.55}[n] // the standing head's middle, then the crouched body's
-				d := p.Pos.Add(geom.V(0, h, 0)).Sub(v.Eye())
-				in.Yaw, in.Pitch = math.Atan2(d.X, d.Z), math.Atan2(d.Y, math.Hypot(d.X, d.Z))
-				in.Fire = true // on the rifle's cooldown, the client does not fire
-				return in
+				return crouchedAim(v, in, p, n)
 			})})
 		shooters, clients = append(shooters, c), append(clients, c)
 	}
@@ -244,16 +240,5 @@ func TestCrouchedTargetOnTheSampleMap(t *testing.T) {
 	}
 	stop := start(clients...)
 	defer stop()
-	waitTicks(t, srv, "c", 60) // all settled
-	crouchFrom.Store(int64(roomStats(t, srv, "c").Tick) + 20)
-	until(t, 20*time.Second, "the shooter never fired twice", func() bool { return shooter.Stats().ShotsFired >= 2 })
-	waitTicks(t, srv, "c", 20) // every event of the two shots has come
-	mu.Lock()
-	defer mu.Unlock()
-	if _, ok := hits[1]; ok {
-		t.Errorf("the shot at the standing head of a crouched target hit: %+v", hits[1])
-	}
-	if h, ok := hits[2]; !ok || h.Kind != protocol.EventHit || h.Flags&protocol.HitHead != 0 {
-		t.Errorf("the shot at the crouched body: %+v (%v), want a body hit", h, ok)
-	}
+	crouchedShots(t, srv, "c", shooter, &crouchFrom, &mu, hits)
 }
