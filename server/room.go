@@ -1147,6 +1147,9 @@ func (r *room) snapshot(mem *member, tick int64) {
 // why its connection closes, and the match's result is written (results
 // file, log) before the room's goroutine returns.
 func (r *room) finish(why endReason) {
+	// Counted before the room leaves the registry: whoever sees it gone
+	// (the admin API, a test) sees its match counted.
+	r.srv.m.matches[why].Inc()
 	r.srv.mu.Lock()
 	r.srv.removeRoomLocked(r, why)
 	r.srv.mu.Unlock()
@@ -1177,7 +1180,6 @@ func (r *room) finish(why endReason) {
 		}
 	}
 	r.closeRecording(why, line)
-	r.srv.m.matches[why].Inc()
 	r.srv.agones.roomClosed(r.id)
 	// Closing writes to the network and waits: not on the room's goroutine.
 	// The sealed Close datagrams go first, then each CONNECTION_CLOSE.
