@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net"
 	"slices"
@@ -16,15 +17,14 @@ import (
 	"time"
 
 	"github.com/quic-go/quic-go"
-	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/channel"
-	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
-	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Config configures a Client.
@@ -89,7 +89,13 @@ type Config struct {
 	// snapshot or the control stream confirms it, on the goroutine that
 	// runs Run.
 	OnHitMarker func(HitMarker)
-	Log         zerolog.Logger
+	// OnShot receives each shot the player fires, as the client predicted
+	// and showed it, on the goroutine that runs Run: what a client that
+	// scores its own shots needs (package bots' Tally does).
+	OnShot func(Shot)
+	// Log receives the client's diagnostics (nil: none). A program that logs
+	// with zerolog passes slog.New(zerolog.NewSlogHandler(logger)).
+	Log *slog.Logger
 }
 
 // InputSource decides a player's input for a tick, seeing what the client
@@ -128,21 +134,36 @@ type Intent struct {
 	Jump, Crouch, Sprint bool
 }
 
-// movement returns the part of an input that moves the player, quantised
+// Movement returns the part of an input that moves the player, quantised
 // as the wire carries it: the stick, the aim, the jump, crouch and sprint
 // buttons.
-func (in *Intent) movement() protocol.Input {
+func (in *Intent) Movement() protocol.Input {
 	q := protocol.Input{MoveX: protocol.QuantizeAxis(in.MoveX), MoveZ: protocol.QuantizeAxis(in.MoveZ),
 		Yaw: protocol.QuantizeYaw(in.Yaw), Pitch: protocol.QuantizePitch(in.Pitch)}
 	for _, b := range [...]struct {
 		held bool
 		bit  uint8
-	}{{in.Jump, ecs.ButtonJump}, {in.Crouch, ecs.ButtonCrouch}, {in.Sprint, ecs.ButtonSprint}} {
+	}{{in.Jump, input.ButtonJump}, {in.Crouch, input.ButtonCrouch}, {in.Sprint, input.ButtonSprint}} {
 		if b.held {
 			q.Buttons |= b.bit
 		}
 	}
 	return q
+}
+
+// Shot is a shot the player fired, as the client predicted and showed it.
+type Shot struct {
+	ID         uint16 // the shot counter, which the server's events echo
+	Tick       int64  // the tick it was fired at
+	Weapon     uint8  // a weapon id of the Welcome
+	Eye        geom.Vec3
+	Yaw, Pitch float64 // the aim, as the server applies it
+	// Seq is the shot's index in the player's spread sequence: with the
+	// Welcome's spread seed, the directions of its pellets (package spread).
+	Seq uint32
+	// View is what the client showed when it fired; it is valid during the
+	// call only.
+	View *View
 }
 
 // HitMarker is a hit of the player's the server confirmed.
@@ -197,8 +218,8 @@ type Client struct {
 	ackedInput int64     // the newest input tick the server processed, −1: none
 	reconciled int64     // the InputAck of the last snapshot reconciled against
 	shot       uint16
-	arsenal    ecs.Arsenal          // the loadout, under the server's rules (weapons.Use); Fired: the spread sequence
-	defs       []weapons.Definition // the rules of each weapon id, from the Welcome
+	arsenal    arsenal.Arsenal      // the loadout, under the server's rules (arsenal.Use); Fired: the spread sequence
+	rules      []arsenal.Rules      // the rules of each weapon id, from the Welcome
 	shots      [shotRing]shotRecord // recent shots, by shot id modulo shotRing
 
 	// Snapshots and interpolation.
@@ -227,33 +248,20 @@ type Client struct {
 	packet     protocol.InputPacket
 	stats      Stats
 	bytesIn    atomic.Uint64
-	targets    map[uint32]*TargetStats // by target entity id, guarded by mu
 }
 
-// shotRecord is what the client remembers of a recent shot.
+// shotRecord is what the client remembers of a recent shot: when it was
+// fired, and the targets of the hit markers shown for it.
 type shotRecord struct {
-	shot uint16
-	tick int64
-	// seen are the enemies its pellets hit on the client's screen (0:
-	// none); confirmed says the server registered the shot on one of them.
-	seen      [maxSeen]uint32
-	hitscan   bool
-	confirmed bool            // on any of them
-	targetsOK uint8           // bit i: on seen[i]
-	marked    [maxSeen]uint32 // the targets of the hit markers shown
-
-	dead  bool // fired after the server had already killed the shooter
-	valid bool
+	shot   uint16
+	tick   int64
+	marked [maxMarked]uint32
+	valid  bool
 }
 
-// maxSeen is how many distinct targets one shot's pellets are remembered
-// hitting.
-const maxSeen = 8
-
-// saw reports whether one of the shot's pellets hit target on the screen.
-func (r *shotRecord) saw(target uint32) bool {
-	return target != 0 && slices.Contains(r.seen[:], target)
-}
+// maxMarked is how many distinct targets one shot's hit markers are
+// remembered for (a shotgun's pellets on several enemies).
+const maxMarked = 8
 
 // shotRing is how many recent shots are remembered for hit confirmation:
 // far more than can be in flight in a round trip.
@@ -265,7 +273,7 @@ const ringSize = 1024
 type frame struct {
 	tick   int64
 	q      protocol.Input // as sent
-	in     ecs.Input      // as the server will apply it
+	in     input.Input    // as the server will apply it
 	st     movement.State // the predicted state after it
 	seq    uint32         // the shot's index in the spread sequence, when it fired
 	shots  uint32         // shots fired through this tick, as predicted (the server's own count corrects it)
@@ -467,14 +475,13 @@ func (c *Client) join(ctx context.Context) error {
 	c.yaw = protocol.YawValue(w.SpawnYaw)
 	c.alive = true
 	for _, wi := range w.Weapons {
-		c.defs = append(c.defs, weapons.Definition{Name: wi.Name, Kind: wi.Kind, FireInterval: int(wi.FireInterval),
-			Magazine: int(wi.Magazine), ReloadTicks: int(wi.ReloadTicks)})
+		c.rules = append(c.rules, arsenal.Rules{FireInterval: int(wi.FireInterval), Magazine: int(wi.Magazine), ReloadTicks: int(wi.ReloadTicks)})
 	}
 	ids := make([]uint16, len(w.Loadout))
 	for i, id := range w.Loadout {
 		ids[i] = uint16(id)
 	}
-	c.arsenal = weapons.Arm(ids, c.defs)
+	c.arsenal = arsenal.Arm(ids, c.magazine)
 	// The server grants view lag for at most the delay it accepted: render
 	// no further back, or shots would be resolved later than they were seen.
 	c.interp = float64(min(c.cfg.InterpDelay.Milliseconds(), int64(w.InterpDelay))) / 1000 * float64(w.TickRate)
@@ -677,9 +684,8 @@ func (c *Client) Close() error {
 func (c *Client) leave(reason string) {
 	c.closing.Do(func() {
 		close(c.done)
-		if c.cfg.Log.GetLevel() <= zerolog.DebugLevel && c.sealed != nil {
-			c.cfg.Log.Debug().Uint64("auth", c.sealed.Dropped(channel.ReasonAuth)).Uint64("replay", c.sealed.Dropped(channel.ReasonReplay)).
-				Msg("sealed packets dropped")
+		if c.cfg.Log != nil && c.sealed != nil {
+			c.cfg.Log.Debug("sealed packets dropped", "auth", c.sealed.Dropped(channel.ReasonAuth), "replay", c.sealed.Dropped(channel.ReasonReplay))
 		}
 		c.conn.CloseWithError(protocol.CloseNormal, reason)
 		c.tr.Close()
@@ -696,20 +702,20 @@ func (c *Client) step() {
 	intent := c.cfg.Input.Intent(&c.view)
 	f := &c.ring[c.tick%ringSize]
 	*f = frame{tick: c.tick}
-	f.q = intent.movement()
+	f.q = intent.Movement()
 	f.q.Weapon = intent.Weapon
 	f.q.ViewLag = protocol.QuantizeLag(float64(c.tick) - c.view.RenderTime) // the time shown
-	if c.alive && int(intent.Weapon) < len(c.defs) {
-		def := &c.defs[intent.Weapon]
+	if c.alive && int(intent.Weapon) < len(c.rules) {
+		def := &c.rules[intent.Weapon]
 		if intent.Reload {
-			weapons.Reload(&c.arsenal, uint16(intent.Weapon), def, c.tick)
-			f.q.Buttons |= ecs.ButtonReload
+			arsenal.Reload(&c.arsenal, uint16(intent.Weapon), *def, c.tick)
+			f.q.Buttons |= input.ButtonReload
 		}
 		// The server's own rules: a shot it would refuse is not sent.
 		seq := c.arsenal.Fired
-		if intent.Fire && weapons.Use(&c.arsenal, uint16(intent.Weapon), def, c.tick) == 0 {
+		if intent.Fire && arsenal.Use(&c.arsenal, uint16(intent.Weapon), *def, c.tick) == 0 {
 			c.shot++
-			f.q.Buttons |= ecs.ButtonFire
+			f.q.Buttons |= input.ButtonFire
 			f.q.Shot = c.shot
 			f.seq = seq
 		}
@@ -722,7 +728,7 @@ func (c *Client) step() {
 		movement.Move(&c.char, &c.state, f.in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
 	}
 	f.st = c.state
-	if f.q.Buttons&ecs.ButtonFire != 0 {
+	if f.q.Buttons&input.ButtonFire != 0 {
 		c.fired(f)
 	}
 	c.sendInputs()
@@ -810,17 +816,6 @@ func (c *Client) onEvent(ev protocol.Event) {
 		}
 		if ev.Other == c.welcome.Player {
 			c.stats.Deaths++
-			// Shots fired after the server's tick of death never were: the
-			// client only learns of its death a round trip later.
-			for i := range c.shots {
-				if r := &c.shots[i]; r.valid && !r.dead && r.tick > int64(ev.Tick) {
-					r.dead = true
-					c.stats.ShotsAfterDeath++
-					if r.seen[0] != 0 {
-						c.stats.HitsSeenAfterDeath++
-					}
-				}
-			}
 		}
 	}
 	if c.cfg.OnEvent != nil {
@@ -829,10 +824,8 @@ func (c *Client) onEvent(ev protocol.Event) {
 }
 
 // marker shows a hit of the player's once, whichever of a snapshot and the
-// control stream confirms it first, and counts it: one hit event per shot
-// and target. On a hitscan shot, it is a hit seen confirmed when one of the
-// shot's pellets hit that target on the screen, and a false positive when
-// none did.
+// control stream confirms it first, and counts it: one hit marker per shot
+// and target.
 func (c *Client) marker(hc *protocol.HitConfirm, viaSnapshot bool) {
 	r := &c.shots[hc.Shot%shotRing]
 	if !r.valid || r.shot != hc.Shot {
@@ -850,26 +843,10 @@ func (c *Client) marker(hc *protocol.HitConfirm, viaSnapshot bool) {
 		c.stats.MarkersFromEvents++
 	}
 	c.stats.MarkerDelayTicks += uint64(max(c.tick-r.tick, 0))
-	if r.hitscan {
-		c.stats.HitEvents++
-		c.mu.Lock()
-		ts := c.target(hc.Target)
-		ts.HitEvents++
-		switch {
-		case !r.saw(hc.Target):
-			c.stats.FalsePositives++
-			ts.FalsePositives++
-		case !r.confirmed:
-			r.confirmed = true
-			c.stats.SeenConfirmed++
-		}
-		if i := slices.Index(r.seen[:], hc.Target); i >= 0 && r.targetsOK&(1<<i) == 0 {
-			r.targetsOK |= 1 << i
-			ts.SeenConfirmed++
-		}
-		c.mu.Unlock()
-	}
 	if c.cfg.OnHitMarker != nil {
 		c.cfg.OnHitMarker(HitMarker{HitConfirm: *hc, ViaSnapshot: viaSnapshot})
 	}
 }
+
+// magazine returns weapon id's magazine size, from the Welcome.
+func (c *Client) magazine(weapon uint16) int { return c.rules[weapon].Magazine }

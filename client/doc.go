@@ -21,7 +21,10 @@
 // the server's (package spread): it predicts them from the match's seed and
 // takes the server's count of its shots from every snapshot.
 //
-// [Bot] is an InputSource that plays by itself, navigating a level's
-// waypoints where it has some; `rewind bots` and `rewind demo` are built on
-// it.
+// It imports only what a client needs (the wire, the channel, the level,
+// the movement and the arsenal rules it predicts with), nothing of the
+// server; it logs through log/slog (Config.Log). OnShot shows each shot as
+// fired and seen, so that a program can score its own shots: package
+// bots's Tally does, for the demo, and package bots's Bot is an InputSource
+// that plays by itself.
 package client

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
@@ -33,10 +33,10 @@ func predicting(t *testing.T) *Client {
 	return c
 }
 
-func forward(tick int64) ecs.Input { return ecs.Input{Tick: tick, MoveZ: 1} }
+func forward(tick int64) input.Input { return input.Input{Tick: tick, MoveZ: 1} }
 
 // move is one tick of movement as the server makes it.
-func (c *Client) move(st *movement.State, in *ecs.Input) {
+func (c *Client) move(st *movement.State, in *input.Input) {
 	movement.Move(&c.char, st, in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
 }
 
@@ -61,7 +61,7 @@ func TestSnapshotFromBeforeAJumpCorrects(t *testing.T) {
 	ref := &Client{dt: c.dt, char: c.char, level: c.level}
 	var at7 movement.State
 	for tick := int64(5); tick < 15; tick++ {
-		in := ecs.Input{Tick: tick}
+		in := input.Input{Tick: tick}
 		if tick < 10 && tick != 7 {
 			in = forward(tick)
 		}

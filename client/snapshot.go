@@ -4,12 +4,12 @@ import (
 	"math"
 	"time"
 
-	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
-	"github.com/rewind-gg/rewind/weapons"
 )
 
 // correctionThreshold is the prediction error, in metres (and metres per
@@ -172,7 +172,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 // the jump still corrects the prediction.
 func (c *Client) jump(j int64) {
 	for t := max(c.tick, c.tick+j-ringSize); t < c.tick+j; t++ { // (a jump past the whole ring: the next snapshot corrects)
-		in := ecs.Input{Tick: t, Yaw: c.yaw, Pitch: c.pitch}
+		in := input.Input{Tick: t, Yaw: c.yaw, Pitch: c.pitch}
 		if c.alive {
 			movement.Move(&c.char, &c.state, in.Movement(), c.dt.Seconds(), c.level.Mesh, level.MovementMask)
 		}
@@ -219,7 +219,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 		return
 	}
 	if !wasAlive {
-		weapons.Refill(&c.arsenal, c.defs) // respawned, with a full arsenal
+		arsenal.Refill(&c.arsenal, c.magazine) // respawned, with a full arsenal
 	}
 	// The server's position is the state after the snapshot's tick: its
 	// inputs up to input_ack applied, any later tick rooted (their inputs
@@ -252,7 +252,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 		g := &c.ring[t%ringSize]
 		in := g.in
 		if g.tick != t { // never predicted: the server rooted it
-			in = ecs.Input{Tick: t, Yaw: f.in.Yaw, Pitch: f.in.Pitch}
+			in = input.Input{Tick: t, Yaw: f.in.Yaw, Pitch: f.in.Pitch}
 		}
 		movement.Move(&c.char, &st, in.Movement(), dt, c.level.Mesh, level.MovementMask)
 		g.st = st
@@ -266,7 +266,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 
 // reconcileShots takes the server's weapons and count of the player's
 // shots at the snapshot's tick, and replays the fire and reload buttons
-// sent since under the same rules (weapons.Use, weapons.Reload, as the
+// sent since under the same rules (arsenal.Use, arsenal.Reload, as the
 // server will apply them). The client then never fires a shot the server
 // refuses (a reload the server started, an input lost for good), and its
 // next pellets follow the server's spread sequence.
@@ -290,13 +290,13 @@ func (c *Client) reconcileShots(h *protocol.SnapshotHeader) {
 		if g.tick != t {
 			continue
 		}
-		if int(g.q.Weapon) < len(c.defs) {
-			def := &c.defs[g.q.Weapon]
-			if g.q.Buttons&ecs.ButtonReload != 0 {
-				weapons.Reload(&a, uint16(g.q.Weapon), def, t)
+		if int(g.q.Weapon) < len(c.rules) {
+			def := &c.rules[g.q.Weapon]
+			if g.q.Buttons&input.ButtonReload != 0 {
+				arsenal.Reload(&a, uint16(g.q.Weapon), *def, t)
 			}
-			if g.q.Buttons&ecs.ButtonFire != 0 {
-				weapons.Use(&a, uint16(g.q.Weapon), def, t)
+			if g.q.Buttons&input.ButtonFire != 0 {
+				arsenal.Use(&a, uint16(g.q.Weapon), *def, t)
 			}
 		}
 		g.shots = a.Fired

@@ -5,12 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
-	"github.com/rewind-gg/rewind/spread"
 )
 
 // View is what the client shows at a tick: its own player where it predicts
@@ -20,7 +17,8 @@ type View struct {
 	RenderTime float64 // the server time remote entities are shown at, in ticks
 	Self       Self
 	Players    []Player
-	Level      *Level // the level played (the Welcome's digest)
+	Objects    []Object // projectiles and shields, at RenderTime
+	Level      *Level   // the level played (the Welcome's digest)
 	Welcome    *protocol.Welcome
 }
 
@@ -51,6 +49,20 @@ type Player struct {
 	Pitch    float64
 }
 
+// Object is a projectile or a placed shield as shown.
+type Object struct {
+	ID     uint32
+	Kind   uint8 // protocol.KindProjectile or protocol.KindShield
+	Team   uint8
+	Owner  uint32 // the player that fired or placed it
+	Weapon uint8  // a weapon id of the Welcome
+	// Pos is a projectile's centre at RenderTime (where it was fired, moved
+	// along Vel one step per server tick), or a shield's lowest corner.
+	Pos geom.Vec3
+	// Vel is a projectile's velocity in m/s, or a shield's size in metres.
+	Vel geom.Vec3
+}
+
 // Capsule returns the player's hitbox as the client shows it: standing, or
 // crouched.
 func (v *View) Capsule(p *Player) geom.Capsule {
@@ -58,8 +70,8 @@ func (v *View) Capsule(p *Player) geom.Capsule {
 }
 
 // hitbox is every player's hitbox, as the Welcome gives it.
-func hitbox(w *protocol.Welcome) ecs.Hitbox {
-	return ecs.Hitbox{Radius: w.Radius, Height: w.Height, HeadHeight: w.HeadHeight, CrouchHeight: w.CrouchHeight}
+func hitbox(w *protocol.Welcome) geom.Hitbox {
+	return geom.Hitbox{Radius: w.Radius, Height: w.Height, HeadHeight: w.HeadHeight, CrouchHeight: w.CrouchHeight}
 }
 
 // Eye returns where the local player's shots start: its predicted feet,
@@ -78,7 +90,7 @@ func (c *Client) buildView() {
 	v.Tick, v.RenderTime, v.Level, v.Welcome = c.tick, c.renderTime, c.level, &c.welcome
 	v.Self = Self{ID: c.welcome.Player, Team: c.welcome.Team, Alive: c.alive, Health: c.health,
 		Pos: c.state.Pos.Add(c.offset), Predict: c.state.Pos, Yaw: c.yaw, Pitch: c.pitch, Motion: c.state}
-	v.Players = v.Players[:0]
+	v.Players, v.Objects = v.Players[:0], v.Objects[:0]
 	a, b, frac := c.interpolated(c.renderTime)
 	if a == nil {
 		return
@@ -128,6 +140,28 @@ func (c *Client) buildView() {
 		}
 		v.Players = append(v.Players, p)
 	}
+	// A projectile moves one step of Vel/tick_rate per server tick from
+	// where it was fired: after tick t it is at Pos + Vel·(t − Start + 1)/
+	// tick_rate (docs/protocol.md), which RenderTime continues between ticks.
+	// It is shown from the newest snapshot at or before the render time
+	// that has it; a shield stands until its Start.
+	for _, o := range a.Objects {
+		ob := Object{ID: o.ID, Kind: o.State.Kind, Team: o.State.Team, Owner: o.State.Owner, Weapon: o.State.Weapon,
+			Pos: protocol.VecValue(o.State.Pos), Vel: protocol.VecValue(o.State.Vel)}
+		switch o.State.Kind {
+		case protocol.KindProjectile:
+			steps := v.RenderTime - float64(o.State.Start) + 1
+			if steps < 0 {
+				continue // fired after the time shown
+			}
+			ob.Pos = ob.Pos.AddScaled(ob.Vel, steps/float64(c.welcome.TickRate))
+		case protocol.KindShield:
+			if o.State.Start != 0 && v.RenderTime >= float64(o.State.Start) {
+				continue
+			}
+		}
+		v.Objects = append(v.Objects, ob)
+	}
 }
 
 func lerpAngle(a, b, t float64) float64 {
@@ -135,58 +169,15 @@ func lerpAngle(a, b, t float64) float64 {
 	return a + d*t
 }
 
-// fired records what the local player saw its hitscan shot hit: the first
-// enemy capsule on the ray, unless the level stops the ray first, as shown
-// at the render time. The server's lag compensation should agree
-// (Stats.SeenConfirmed).
+// fired remembers a shot the player fired, for its hit markers, and shows
+// it to OnShot.
 func (c *Client) fired(f *frame) {
 	c.stats.ShotsFired++
-	w := c.welcome.Weapons[f.q.Weapon]
-	if w.Kind != "hitscan" {
-		c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, valid: true}
-		return
+	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, valid: true}
+	if c.cfg.OnShot != nil {
+		c.cfg.OnShot(Shot{ID: f.q.Shot, Tick: f.tick, Weapon: f.q.Weapon, Eye: eye(&c.welcome, f.st.Pos, f.st.Crouched),
+			Yaw: f.in.Yaw, Pitch: f.in.Pitch, Seq: f.seq, View: &c.view})
 	}
-	o := eye(&c.welcome, f.st.Pos, f.st.Crouched)
-	aim := movement.Aim(f.in.Yaw, f.in.Pitch)
-	r := shotRecord{shot: f.q.Shot, tick: f.tick, hitscan: true, valid: true}
-	key := spread.Key(c.welcome.SpreadSeed, c.welcome.Player, f.seq)
-	n := 0
-	for p := range max(int(w.Pellets), 1) { // the server's own pellets (package spread)
-		if t := c.firstEnemy(o, spread.Dir(aim, w.Spread, key, p), w.Range); t != 0 && !r.saw(t) && n < maxSeen {
-			r.seen[n] = t
-			n++
-		}
-	}
-	c.shots[f.q.Shot%shotRing] = r
-	if n > 0 {
-		c.stats.HitsSeen++
-		c.mu.Lock()
-		for _, t := range r.seen[:n] {
-			c.target(t).HitsSeen++
-		}
-		c.mu.Unlock()
-	}
-}
-
-// firstEnemy returns the enemy a ray touches first on the client's screen,
-// or 0 when the level (its triangles that block shots) or nothing comes
-// first.
-func (c *Client) firstEnemy(o, d geom.Vec3, rng float64) uint32 {
-	v := &c.view
-	best, target := math.Inf(1), uint32(0)
-	if h, ok := v.Level.Mesh.Raycast(o, d, rng, level.ShotMask); ok {
-		best = h.T
-	}
-	for i := range v.Players {
-		p := &v.Players[i]
-		if !p.Alive || p.Team == c.welcome.Team || p.ID == c.welcome.Player {
-			continue
-		}
-		if t, ok := geom.RayCapsule(o, d, rng, v.Capsule(p)); ok && t < best {
-			best, target = t, p.ID
-		}
-	}
-	return target
 }
 
 // Stats are a client's counters.
@@ -204,24 +195,14 @@ type Stats struct {
 	Respawns         uint64 // predictions restarted from the server's state as the player came back to life
 	ClockJumps       uint64
 	ShotsFired       uint64
-	HitsSeen         uint64 // hitscan shots that hit an enemy on the client's screen
 	HitsConfirmed    uint64 // hits the server confirmed that dealt damage (Hit events)
 	NoDamage         uint64 // hits the server registered on a target that took no damage (invulnerable, already dead)
-	SeenConfirmed    uint64 // hits seen (shots) that the server registered on a target the shot's pellets hit on the screen (with or without damage)
-	// HitEvents counts the Hit and NoDamage events of the player's own
-	// hitscan shots; FalsePositives those of them on a target that no pellet
-	// of the shot hit on the client's screen.
-	HitEvents, FalsePositives uint64
 	// SpreadCorrections counts snapshots whose count of the player's shots
 	// differed from the prediction (a fire input lost for good): the client
 	// took the server's, and its next pellets are the server's again.
 	SpreadCorrections uint64
-	// Shots (and hits seen) fired after the server had killed the player,
-	// learnt from the kill event: the server never fired them.
-	ShotsAfterDeath    uint64
-	HitsSeenAfterDeath uint64
-	Kills, Deaths      uint64
-	RTT                time.Duration
+	Kills, Deaths     uint64
+	RTT               time.Duration
 	// Hit markers shown (one per shot and target), by what brought them
 	// first, and the ticks from each shot to its marker, summed.
 	MarkersFromSnapshots, MarkersFromEvents uint64
@@ -243,39 +224,6 @@ type Stats struct {
 	// received since Run began, when it may still jump ahead; after it, it
 	// only steers. True from Dial until Run has run that second.
 	Settling bool
-}
-
-// TargetStats counts the player's hitscan hits on one target.
-type TargetStats struct {
-	HitsSeen       uint64 // shots with a pellet that hit it on the client's screen
-	SeenConfirmed  uint64 // of those shots, the ones the server registered on it
-	HitEvents      uint64 // hit events (Hit and NoDamage) on it of the player's hitscan shots
-	FalsePositives uint64 // hit events on it of shots that no pellet hit it with on the screen
-}
-
-// target returns the counters of a target, creating them; c.mu is held.
-func (c *Client) target(id uint32) *TargetStats {
-	if c.targets == nil {
-		c.targets = map[uint32]*TargetStats{}
-	}
-	t := c.targets[id]
-	if t == nil {
-		t = &TargetStats{}
-		c.targets[id] = t
-	}
-	return t
-}
-
-// Targets returns the player's hit counters per target entity id. It is
-// safe to call from any goroutine.
-func (c *Client) Targets() map[uint32]TargetStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := make(map[uint32]TargetStats, len(c.targets))
-	for id, t := range c.targets {
-		m[id] = *t
-	}
-	return m
 }
 
 // Stats returns the client's counters as of its last tick. It is safe to

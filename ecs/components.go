@@ -2,12 +2,12 @@ package ecs
 
 import (
 	"cmp"
-	"math"
 
 	arche "github.com/mlange-42/arche/ecs"
 
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/geom"
-	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/input"
 )
 
 // Entity identifies an entity of a room's World (index and generation).
@@ -52,33 +52,9 @@ type Player struct {
 // Team is the team an entity fights for; 0 means no team.
 type Team struct{ ID uint8 }
 
-// Hitbox is a player's rewindable collider: a vertical capsule standing on
-// Transform.Pos, of Radius and total Height (CrouchHeight while crouched).
-// HeadHeight > 0 marks the top HeadHeight metres as the head (for headshot
-// multipliers), standing or crouched.
-type Hitbox struct {
-	Radius, Height, HeadHeight float64
-	// CrouchHeight is the capsule's height while the player is crouched;
-	// 0: Height (a player that never crouches).
-	CrouchHeight float64
-}
-
-// Top returns how far above the feet the hitbox reaches, crouched or not.
-func (h Hitbox) Top(crouched bool) float64 {
-	if crouched && h.CrouchHeight > 0 {
-		return h.CrouchHeight
-	}
-	return h.Height
-}
-
-// Capsule returns the hitbox's capsule when its feet are at pos.
-func (h Hitbox) Capsule(pos geom.Vec3, crouched bool) geom.Capsule {
-	return geom.Capsule{
-		A:      geom.Vec3{X: pos.X, Y: pos.Y + h.Radius, Z: pos.Z},
-		B:      geom.Vec3{X: pos.X, Y: pos.Y + h.Top(crouched) - h.Radius, Z: pos.Z},
-		Radius: h.Radius,
-	}
-}
+// Hitbox is a player's rewindable collider (geom.Hitbox): a vertical
+// capsule standing on Transform.Pos.
+type Hitbox = geom.Hitbox
 
 // Motion is the part of a player's movement state (package movement's
 // State) that its Transform and Velocity do not hold, and which character
@@ -129,30 +105,15 @@ type Life struct {
 	Teleports uint32
 }
 
-// MaxLoadout is the most weapons a player carries.
-const MaxLoadout = 8
+// MaxLoadout is the most weapons a player carries (package arsenal).
+const MaxLoadout = arsenal.MaxLoadout
 
-// Arsenal is what a player carries and the state of each weapon: the
-// server-side rules (fire rate, ammo, reload, cooldown) read and write it,
-// so a client cannot use a weapon faster than its definition allows.
-type Arsenal struct {
-	Slots [MaxLoadout]WeaponState
-	Count int // slots in use
-	// Fired counts the shots the rules let through, over the whole match
-	// (a respawn does not reset it): the next shot's index in the player's
-	// spread sequence, which the server advances and the client cannot
-	// choose or skip in.
-	Fired uint32
-}
+// Arsenal is what a player carries and the state of each weapon, under the
+// rules of package arsenal, which the client predicts with too.
+type Arsenal = arsenal.Arsenal
 
 // WeaponState is one carried weapon.
-type WeaponState struct {
-	Weapon    uint16 // catalogue id
-	Ready     int64  // the first tick it may fire again (fire interval, cooldown)
-	Ammo      int    // rounds left in the magazine (unused when the magazine is 0: unlimited)
-	Reloading bool   // a reload is under way
-	Reloaded  int64  // while reloading, the tick the magazine is full again
-}
+type WeaponState = arsenal.WeaponState
 
 // Streak remembers a player's recent hits, by the view time they were
 // resolved at (the true hit times, as the shooter saw them), for mechanics
@@ -215,29 +176,12 @@ func (r ClampReason) String() string {
 	return "none"
 }
 
-// ViewTime is a server time, a tick plus a fraction of the next tick, at which
-// an entity is resolved: the present minus its ViewLag, clamped to the rewind
-// window and rounded to the view resolution (see lagcomp.ViewTimeAt).
-// Lag-compensated entities with equal ViewTime share one rewind.
-type ViewTime struct {
-	Tick int64   // whole server tick
-	Frac float64 // fraction in [0, 1) of the way to Tick+1
-}
+// ViewTime is a server time, a tick plus a fraction of the next tick, at
+// which an entity is resolved (input.ViewTime).
+type ViewTime = input.ViewTime
 
-// ViewTimeOf splits a time in ticks into tick and fraction. The split is
-// exact: ViewTimeOf(t).Ticks() == t for every finite t below 2^52.
-func ViewTimeOf(ticks float64) ViewTime {
-	f := math.Floor(ticks)
-	return ViewTime{Tick: int64(f), Frac: ticks - f}
-}
-
-// Ticks returns the time in ticks as one number.
-func (v ViewTime) Ticks() float64 { return float64(v.Tick) + v.Frac }
-
-// Less reports whether v is earlier than w.
-func (v ViewTime) Less(w ViewTime) bool {
-	return v.Tick < w.Tick || (v.Tick == w.Tick && v.Frac < w.Frac)
-}
+// ViewTimeOf splits a time in ticks into tick and fraction (input.ViewTimeOf).
+func ViewTimeOf(ticks float64) ViewTime { return input.ViewTimeOf(ticks) }
 
 // LagCompensated marks an entity that is resolved in its owner's view time
 // (a hitscan shot, a projectile, a melee strike). Kind selects the resolver
@@ -314,39 +258,18 @@ type Shield struct {
 // blocks names this entity (ShotEvent.By) and the triangle (ShotEvent.Tri).
 type StaticGeometry struct{ Triangles int }
 
-// Input buttons.
+// Input buttons (package input).
 const (
-	ButtonFire uint8 = 1 << iota
-	ButtonReload
-	ButtonJump   // held: a jump when pressed on the ground (movement.Input.Jump)
-	ButtonCrouch // held: crouched while down (movement.Input.Crouch)
-	ButtonSprint // held: sprint speed with the stick forward (movement.Input.Sprint)
+	ButtonFire   = input.ButtonFire
+	ButtonReload = input.ButtonReload
+	ButtonJump   = input.ButtonJump
+	ButtonCrouch = input.ButtonCrouch
+	ButtonSprint = input.ButtonSprint
 )
 
-// Input is a player's input for one tick: State(n) + Input(n) = State(n+1).
-type Input struct {
-	Tick         int64   // the server tick the input is for
-	MoveX, MoveZ float64 // strafe right and forward, each in [−1, 1]
-	Yaw, Pitch   float64 // aim, radians
-	Buttons      uint8
-	Weapon       uint16 // selected weapon, a catalogue id
-	Shot         uint32 // the client's shot counter, echoed in events
-	// ViewTime is the server time the client was rendering remote entities
-	// at when it produced the input (its interpolation time), as it claims.
-	ViewTime ViewTime
-	// Earliest is the earliest view time the server grants this input, in
-	// ticks: what it measured of the client when the input arrived (0: no
-	// bound but the room's cap and the window).
-	Earliest float64
-}
-
-// Movement returns what the input asks of the player's movement: the
-// stick, the aim and the jump, crouch and sprint buttons. The server moves
-// a player with it, and a client predicts with it.
-func (in *Input) Movement() movement.Input {
-	return movement.Input{MoveX: in.MoveX, MoveZ: in.MoveZ, Yaw: in.Yaw, Pitch: in.Pitch,
-		Jump: in.Buttons&ButtonJump != 0, Crouch: in.Buttons&ButtonCrouch != 0, Sprint: in.Buttons&ButtonSprint != 0}
-}
+// Input is a player's input for one tick (input.Input): what the wire
+// carries, the client predicts with and the server applies.
+type Input = input.Input
 
 // InputQueueLen is how many ticks of inputs a player can have waiting: at
 // 20 Hz, 1.6 s of inputs ahead of the server.

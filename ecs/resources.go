@@ -3,6 +3,7 @@ package ecs
 import (
 	arche "github.com/mlange-42/arche/ecs"
 
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/geom"
 )
 
@@ -45,31 +46,16 @@ type RejectedShot struct {
 	Tick    int64
 }
 
-// RejectReason says why a shot was refused.
-type RejectReason uint8
+// RejectReason says why a shot was refused (package arsenal's rules).
+type RejectReason = arsenal.RejectReason
 
 // Reasons a shot is refused.
 const (
-	RejectCooldown   RejectReason = iota + 1 // before its fire interval or cooldown has passed
-	RejectEmpty                              // no ammo (it reloads by itself)
-	RejectReloading                          // reloading
-	RejectNotCarried                         // not in the player's loadout
+	RejectCooldown   = arsenal.RejectCooldown
+	RejectEmpty      = arsenal.RejectEmpty
+	RejectReloading  = arsenal.RejectReloading
+	RejectNotCarried = arsenal.RejectNotCarried
 )
-
-// String returns the reason's metric label.
-func (r RejectReason) String() string {
-	switch r {
-	case RejectCooldown:
-		return "cooldown"
-	case RejectEmpty:
-		return "empty"
-	case RejectReloading:
-		return "reloading"
-	case RejectNotCarried:
-		return "not_carried"
-	}
-	return "unknown"
-}
 
 // ShotResult is what a shot did.
 type ShotResult uint8

@@ -92,3 +92,31 @@ func SegmentBounds(a, b Vec3, r float64) AABB {
 	}
 	return AABB{Min: Vec3{lo.X - r, lo.Y - r, lo.Z - r}, Max: Vec3{hi.X + r, hi.Y + r, hi.Z + r}}
 }
+
+// Hitbox is a player's collider for shots: a vertical capsule standing on
+// the feet, of Radius and total Height (CrouchHeight while crouched).
+// HeadHeight > 0 marks the top HeadHeight metres as the head (for headshot
+// multipliers), standing or crouched.
+type Hitbox struct {
+	Radius, Height, HeadHeight float64
+	// CrouchHeight is the capsule's height while the player is crouched;
+	// 0: Height (a player that never crouches).
+	CrouchHeight float64
+}
+
+// Top returns how far above the feet the hitbox reaches, crouched or not.
+func (h Hitbox) Top(crouched bool) float64 {
+	if crouched && h.CrouchHeight > 0 {
+		return h.CrouchHeight
+	}
+	return h.Height
+}
+
+// Capsule returns the hitbox's capsule when its feet are at pos.
+func (h Hitbox) Capsule(pos Vec3, crouched bool) Capsule {
+	return Capsule{
+		A:      Vec3{X: pos.X, Y: pos.Y + h.Radius, Z: pos.Z},
+		B:      Vec3{X: pos.X, Y: pos.Y + h.Top(crouched) - h.Radius, Z: pos.Z},
+		Radius: h.Radius,
+	}
+}

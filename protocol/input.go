@@ -1,6 +1,6 @@
 package protocol
 
-import "github.com/rewind-gg/rewind/ecs"
+import "github.com/rewind-gg/rewind/input"
 
 // Datagram types, the second byte of every datagram.
 const (
@@ -36,10 +36,10 @@ type Input struct {
 
 // Value is the simulation's input of the given tick: exactly what the server
 // applies, so what a client predicts with.
-func (q *Input) Value(tick int64) ecs.Input {
-	return ecs.Input{Tick: tick, MoveX: AxisValue(q.MoveX), MoveZ: AxisValue(q.MoveZ),
+func (q *Input) Value(tick int64) input.Input {
+	return input.Input{Tick: tick, MoveX: AxisValue(q.MoveX), MoveZ: AxisValue(q.MoveZ),
 		Yaw: YawValue(q.Yaw), Pitch: PitchValue(q.Pitch), Buttons: q.Buttons,
-		Weapon: uint16(q.Weapon), Shot: uint32(q.Shot), ViewTime: ecs.ViewTimeOf(float64(tick) - LagValue(q.ViewLag))}
+		Weapon: uint16(q.Weapon), Shot: uint32(q.Shot), ViewTime: input.ViewTimeOf(float64(tick) - LagValue(q.ViewLag))}
 }
 
 // InputPacket is an input datagram: the inputs for ticks Newest−Count+1 ..

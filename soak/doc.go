@@ -5,7 +5,7 @@
 // A [Soak] starts a server in this process (open development mode,
 // loopback only, per-source limits raised for the bots, which all come from
 // 127.0.0.1), fills Rooms rooms with Players bots each (real [client.Client]s
-// driven by [client.NewBot], over real QUIC on loopback) and keeps them
+// driven by [bots.NewBot], over real QUIC on loopback) and keeps them
 // playing for Duration. Meanwhile it churns: Churn times a second a bot
 // leaves (its client closes) and a new one joins its room in its place, so
 // that sessions, room entities, connections and goroutines are created and

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/server"
 )
@@ -39,7 +40,7 @@ type Config struct {
 	Bounds Bounds
 	// Seed makes the bots' choices repeatable (bot n plays with Seed+n).
 	Seed uint64
-	// AimError is the bots' aim error, radians (client.BotConfig).
+	// AimError is the bots' aim error, radians (bots.BotConfig).
 	AimError float64
 	// FillParallel is how many bots dial at once while the rooms fill:
 	// a few, so that the handshakes do not take the CPU from the rooms.
@@ -294,7 +295,7 @@ func (r *runner) dial(ctx context.Context, room int, team uint8, seq int) (*bot,
 	defer cancel()
 	c, err := client.Dial(dctx, client.Config{Addr: r.srv.Addr().String(), Room: roomName(room), Name: b.name, Team: team,
 		ServerCertSHA256: r.srv.CertSHA256(),
-		Input:            client.NewBot(client.BotConfig{AimError: r.cfg.AimError, Seed: r.cfg.Seed + uint64(seq)})})
+		Input:            bots.NewBot(bots.BotConfig{AimError: r.cfg.AimError, Seed: r.cfg.Seed + uint64(seq)})})
 	if err != nil {
 		return nil, fmt.Errorf("%s to room %s: %w", b.name, roomName(room), err)
 	}

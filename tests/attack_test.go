@@ -10,6 +10,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/protocol"
@@ -377,7 +378,7 @@ func TestHonestRoundTripsAgree(t *testing.T) {
 			room := "agree-" + path.name
 			target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: room, Name: "target", Team: 1, Input: strafer(25)})
 			shooter := dial(t, srv, client.Config{Addr: addr, Room: room, Name: "shooter", Team: 2,
-				Input: client.NewBot(client.BotConfig{Still: true})})
+				Input: bots.NewBot(bots.BotConfig{Still: true})})
 			stop := start(target, shooter)
 			defer stop()
 			waitTicks(t, srv, room, 60)

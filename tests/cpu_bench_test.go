@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 )
 
@@ -29,7 +30,7 @@ func botProcess(addr string) int {
 	for i := range n {
 		dctx, dcancel := context.WithTimeout(ctx, 20*time.Second)
 		c, err := client.Dial(dctx, client.Config{Addr: addr, Room: "cpu", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2), InsecureSkipVerify: true, Channel: channel,
-			Input: client.NewBot(client.BotConfig{Seed: uint64(i), AimError: 0.03})})
+			Input: bots.NewBot(bots.BotConfig{Seed: uint64(i), AimError: 0.03})})
 		dcancel()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

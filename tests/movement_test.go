@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/geom"
@@ -272,12 +273,12 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 	})
 	const n = 12
 	var crouchedSeen sync.Map // remote player ids seen crouched in a snapshot
-	bots := make([]*client.Bot, n)
+	players := make([]*bots.Bot, n)
 	cs := make([]*client.Client, n)
 	classes := []string{"assault", "breacher", "raptor"}
 	for i := range n {
-		bots[i] = client.NewBot(client.BotConfig{AimError: 0.03, Seed: uint64(100 + i)})
-		see := bots[i]
+		players[i] = bots.NewBot(bots.BotConfig{AimError: 0.03, Seed: uint64(100 + i)})
+		see := players[i]
 		input := scripted(func(v *client.View) client.Intent {
 			for _, p := range v.Players {
 				if p.Alive && p.Crouched {
@@ -327,7 +328,7 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 	}
 	var did [3]int // bots that reached the second floor, jumped, crouched
 	for i, c := range cs {
-		st, bs := c.Stats(), bots[i].Stats()
+		st, bs := c.Stats(), players[i].Stats()
 		t.Logf("%s (%s): travelled %.0f m, corrections %d, longest stall %d ticks, recoveries %d, plans %d, jumping %d, crouching %d, upper %d ticks, deaths %d",
 			c.Welcome().Name, c.Welcome().Class, travelled[i], st.Corrections-corrections[i], bs.LongestStall, bs.Recoveries, bs.Plans,
 			bs.Jumping, bs.Crouching, bs.Upper, st.Deaths)

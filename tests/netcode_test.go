@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/netshim"
@@ -108,30 +109,33 @@ func TestHitsSeenAreConfirmed(t *testing.T) {
 			far := shim(t, srv, 200*time.Millisecond, 0, 0, 3)
 			target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "lagcomp", Name: "target", Team: 1, Input: strafer(25)})
 			var hold atomic.Bool
-			shooter := dial(t, srv, client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
-				Input: client.HoldFire{Source: client.NewBot(client.BotConfig{Still: true}), Hold: &hold}})
+			var tally bots.Tally
+			cfg := client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
+				Input: client.HoldFire{Source: bots.NewBot(bots.BotConfig{Still: true}), Hold: &hold}}
+			tally.Wire(&cfg)
+			shooter := dial(t, srv, cfg)
 			stop := start(target, shooter)
 			waitTicks(t, srv, "lagcomp", 240)
 			hold.Store(true) // then give the last hit events a round trip to arrive
 			waitTicks(t, srv, "lagcomp", 10)
 			clamped := playerStats(t, srv, "lagcomp", shooter.ID()).Clamped
 			stop()
-			st := shooter.Stats()
+			st, ts := shooter.Stats(), tally.Stats()
 			// 200 ms away and honest: the server grants every claim (with
 			// window 0 it grants none: every shot is cut to the present).
 			if window > 0 && clamped != 0 {
 				t.Errorf("%d of the honest shooter's %d shots were clamped", clamped, st.ShotsFired)
 			}
 			t.Logf("window %d: %d shots, %d hits seen, %d confirmed (%d of them the hit seen), RTT %v",
-				window, st.ShotsFired, st.HitsSeen, st.HitsConfirmed, st.SeenConfirmed, st.RTT)
-			if st.HitsSeen < 20 {
-				t.Fatalf("only %d hits seen: the test needs the shooter to see hits", st.HitsSeen)
+				window, st.ShotsFired, ts.HitsSeen, st.HitsConfirmed, ts.SeenConfirmed, st.RTT)
+			if ts.HitsSeen < 20 {
+				t.Fatalf("only %d hits seen: the test needs the shooter to see hits", ts.HitsSeen)
 			}
-			if window > 0 && st.SeenConfirmed < st.HitsSeen {
-				t.Errorf("%d of %d hits seen were not confirmed", st.HitsSeen-st.SeenConfirmed, st.HitsSeen)
+			if window > 0 && ts.SeenConfirmed < ts.HitsSeen {
+				t.Errorf("%d of %d hits seen were not confirmed", ts.HitsSeen-ts.SeenConfirmed, ts.HitsSeen)
 			}
-			if window == 0 && st.HitsConfirmed*10 > st.HitsSeen {
-				t.Errorf("without lag compensation %d of %d hits seen were still confirmed", st.HitsConfirmed, st.HitsSeen)
+			if window == 0 && st.HitsConfirmed*10 > ts.HitsSeen {
+				t.Errorf("without lag compensation %d of %d hits seen were still confirmed", st.HitsConfirmed, ts.HitsSeen)
 			}
 		})
 	}
@@ -189,7 +193,7 @@ func TestHitMarkersSurviveLoss(t *testing.T) {
 	var hold atomic.Bool
 	var viaSnapshot, viaEvent atomic.Int64
 	shooter := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "markers", Name: "shooter", Team: 2,
-		Input: client.HoldFire{Source: client.NewBot(client.BotConfig{Still: true}), Hold: &hold},
+		Input: client.HoldFire{Source: bots.NewBot(bots.BotConfig{Still: true}), Hold: &hold},
 		OnHitMarker: func(m client.HitMarker) {
 			if m.ViaSnapshot {
 				viaSnapshot.Add(1)
@@ -204,8 +208,8 @@ func TestHitMarkersSurviveLoss(t *testing.T) {
 	stop()
 	st := shooter.Stats()
 	markers := st.MarkersFromSnapshots + st.MarkersFromEvents
-	t.Logf("%d hits seen, %d confirmed; %d markers, %d by a snapshot first; %.1f ticks from shot to marker on average, round trip %v",
-		st.HitsSeen, st.SeenConfirmed, markers, st.MarkersFromSnapshots, float64(st.MarkerDelayTicks)/float64(max(markers, 1)), st.RTT)
+	t.Logf("%d hits confirmed; %d markers, %d by a snapshot first; %.1f ticks from shot to marker on average, round trip %v",
+		st.HitsConfirmed, markers, st.MarkersFromSnapshots, float64(st.MarkerDelayTicks)/float64(max(markers, 1)), st.RTT)
 	if markers < 20 {
 		t.Fatalf("only %d hit markers: the test needs hits", markers)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/internal/browsertest"
 	"github.com/rewind-gg/rewind/replay"
@@ -40,7 +41,7 @@ func recordedMatch(t *testing.T, bucketing, cut bool) (string, results.Match) {
 	for i := range 6 {
 		addr := shim(t, srv, time.Duration(60+30*i)*time.Millisecond, 5*time.Millisecond, 0.03, uint64(i+1))
 		clients = append(clients, dial(t, srv, client.Config{Addr: addr, Room: "rec", Name: fmt.Sprint("bot", i), Team: uint8(1 + i%2),
-			Input: client.NewBot(client.BotConfig{Seed: uint64(i), AimError: 0.02})}))
+			Input: bots.NewBot(bots.BotConfig{Seed: uint64(i), AimError: 0.02})}))
 	}
 	stop := start(clients...)
 	if cut {
@@ -155,8 +156,8 @@ func TestRecordingsRotatePerMatch(t *testing.T) {
 		c.Match.Duration = 2 * time.Second
 	})
 	for i := range 2 {
-		a := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "rot", Name: fmt.Sprint("a", i), Team: 1, Input: client.NewBot(client.BotConfig{Seed: 1})})
-		b := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "rot", Name: fmt.Sprint("b", i), Team: 2, Input: client.NewBot(client.BotConfig{Seed: 2})})
+		a := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "rot", Name: fmt.Sprint("a", i), Team: 1, Input: bots.NewBot(bots.BotConfig{Seed: 1})})
+		b := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "rot", Name: fmt.Sprint("b", i), Team: 2, Input: bots.NewBot(bots.BotConfig{Seed: 2})})
 		stop := start(a, b)
 		until(t, 20*time.Second, "the match did not end", func() bool { _, open := findRoom(t, srv, "rot"); return !open })
 		stop()
@@ -199,8 +200,8 @@ func TestRecordingFailureDoesNotStopTheMatch(t *testing.T) {
 	if err := os.RemoveAll(rec); err != nil { // the disk goes away under the server
 		t.Fatal(err)
 	}
-	a := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "nodisk", Name: "a", Team: 1, Input: client.NewBot(client.BotConfig{Seed: 1})})
-	b := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "nodisk", Name: "b", Team: 2, Input: client.NewBot(client.BotConfig{Seed: 2})})
+	a := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "nodisk", Name: "a", Team: 1, Input: bots.NewBot(bots.BotConfig{Seed: 1})})
+	b := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "nodisk", Name: "b", Team: 2, Input: bots.NewBot(bots.BotConfig{Seed: 2})})
 	stop := start(a, b)
 	until(t, 20*time.Second, "the match did not end", func() bool { _, open := findRoom(t, srv, "nodisk"); return !open })
 	stop()
@@ -244,8 +245,8 @@ func TestLiveViewInBrowser(t *testing.T) {
 		c.Record.FlushInterval = 100 * time.Millisecond
 		c.Admin.Listen = "127.0.0.1:0"
 	})
-	a := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "live", Name: "alice", Team: 1, Input: client.NewBot(client.BotConfig{Seed: 1})})
-	b := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "live", Name: "bob", Team: 2, Input: client.NewBot(client.BotConfig{Seed: 2})})
+	a := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "live", Name: "alice", Team: 1, Input: bots.NewBot(bots.BotConfig{Seed: 1})})
+	b := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "live", Name: "bob", Team: 2, Input: bots.NewBot(bots.BotConfig{Seed: 2})})
 	stop := start(a, b)
 	defer stop()
 	waitTicks(t, srv, "live", 20)

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/netshim"
@@ -43,7 +44,7 @@ func TestShutdownIsClean(t *testing.T) {
 	for i, room := range []string{"a", "a", "b"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c, err := client.Dial(ctx, client.Config{Addr: sh.Addr().String(), Room: room, Name: fmt.Sprint(room, i), ServerCertSHA256: srv.CertSHA256(),
-			Input: client.NewBot(client.BotConfig{Seed: uint64(i)})})
+			Input: bots.NewBot(bots.BotConfig{Seed: uint64(i)})})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -92,10 +93,10 @@ func TestRoomsAreIsolated(t *testing.T) {
 			return in
 		})
 	}
-	a1 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a1", Team: 1, Input: client.NewBot(client.BotConfig{Seed: 1})})
-	a2 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a2", Team: 2, Input: client.NewBot(client.BotConfig{Seed: 2})})
-	b1 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b1", Team: 1, Input: watch(client.NewBot(client.BotConfig{Seed: 3})), OnEvent: onB})
-	b2 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b2", Team: 2, Input: watch(client.NewBot(client.BotConfig{Seed: 4})), OnEvent: onB})
+	a1 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a1", Team: 1, Input: bots.NewBot(bots.BotConfig{Seed: 1})})
+	a2 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "a", Name: "a2", Team: 2, Input: bots.NewBot(bots.BotConfig{Seed: 2})})
+	b1 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b1", Team: 1, Input: watch(bots.NewBot(bots.BotConfig{Seed: 3})), OnEvent: onB})
+	b2 := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "b", Name: "b2", Team: 2, Input: watch(bots.NewBot(bots.BotConfig{Seed: 4})), OnEvent: onB})
 	stop := start(a1, a2, b1, b2)
 	waitTicks(t, srv, "a", 200)
 	a := roomStats(t, srv, "a")
@@ -343,7 +344,7 @@ func TestSealedCloseWhenTheQUICCloseIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sh.Close() })
-	c := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "r", Name: "a", Input: client.NewBot(client.BotConfig{Seed: 1})})
+	c := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "r", Name: "a", Input: bots.NewBot(bots.BotConfig{Seed: 1})})
 	if ch := c.Welcome().Channel; ch != protocol.ChannelSealed {
 		t.Fatalf("channel %d, want the sealed channel", ch)
 	}

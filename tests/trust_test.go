@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/server"
@@ -122,7 +123,7 @@ func TestHitsOnTheInvulnerableAreNoDamage(t *testing.T) {
 	var events []protocol.Event
 	target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "immune", Name: "target", Team: 1, Input: strafer(25)})
 	shooter := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "immune", Name: "shooter", Team: 2,
-		Input: client.NewBot(client.BotConfig{Still: true}),
+		Input: bots.NewBot(bots.BotConfig{Still: true}),
 		OnEvent: func(ev protocol.Event) {
 			if ev.Kind == protocol.EventHit || ev.Kind == protocol.EventNoDamage {
 				mu.Lock()

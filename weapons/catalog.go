@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/movement"
 )
@@ -170,7 +171,10 @@ func (c *Catalog) Loadout(class string) ([]uint16, error) {
 
 // Arsenal returns a full arsenal for the weapons ids: every magazine full,
 // everything ready.
-func (c *Catalog) Arsenal(ids []uint16) ecs.Arsenal { return Arm(ids, c.defs) }
+func (c *Catalog) Arsenal(ids []uint16) ecs.Arsenal { return arsenal.Arm(ids, c.magazine) }
 
 // Refill gives every weapon of the arsenal a full magazine: a fresh life.
-func (c *Catalog) Refill(a *ecs.Arsenal) { Refill(a, c.defs) }
+func (c *Catalog) Refill(a *ecs.Arsenal) { arsenal.Refill(a, c.magazine) }
+
+// magazine returns weapon id's magazine size.
+func (c *Catalog) magazine(weapon uint16) int { return c.defs[weapon].Magazine }

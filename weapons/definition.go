@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/lagcomp"
 )
 
@@ -130,6 +131,12 @@ const (
 	MaxDistance = 10_000
 	MaxSpeed    = 100_000
 )
+
+// Rules returns the numbers that decide when the weapon fires, for package
+// arsenal.
+func (d *Definition) Rules() arsenal.Rules {
+	return arsenal.Rules{FireInterval: d.FireInterval, Magazine: d.Magazine, ReloadTicks: d.ReloadTicks}
+}
 
 // Rewind returns the view lag a shot of this weapon is granted when its
 // shooter was granted lag, and whether the weapon's own cap cut it.

@@ -3,6 +3,7 @@ package weapons
 import (
 	"github.com/mlange-42/arche/generic"
 
+	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/ecs"
 )
 
@@ -92,78 +93,15 @@ func (s *FireSystem) shooterOf(cmd *ecs.FireCommand) (*ecs.Team, *ecs.ViewLag, *
 	return team, lag, tf, arsenal, ok
 }
 
-// Use applies the rules to one use of weapon at tick now: it must be
-// carried, past its fire interval (or cooldown), loaded and not reloading.
-// On success it spends the round (starting a reload when the magazine runs
-// dry), counts the shot in a.Fired and returns 0; otherwise it returns why not, and an empty magazine
-// starts reloading.
+// Use applies the rules to one use of weapon at tick now (arsenal.Use,
+// with def's rules).
 func Use(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) ecs.RejectReason {
-	st := slot(a, weapon)
-	if st == nil {
-		return ecs.RejectNotCarried
-	}
-	if st.Reloading {
-		if now < st.Reloaded {
-			return ecs.RejectReloading
-		}
-		st.Ammo, st.Reloading = def.Magazine, false
-	}
-	if now < st.Ready {
-		return ecs.RejectCooldown
-	}
-	if def.Magazine > 0 && st.Ammo <= 0 {
-		st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
-		return ecs.RejectEmpty
-	}
-	st.Ready = now + int64(max(def.FireInterval, 1))
-	a.Fired++
-	if def.Magazine > 0 {
-		st.Ammo--
-		if st.Ammo == 0 {
-			st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
-		}
-	}
-	return 0
+	return arsenal.Use(a, weapon, def.Rules(), now)
 }
 
-// Reload starts reloading weapon if it has a magazine that is not full and
-// is not reloading already.
+// Reload starts reloading weapon (arsenal.Reload, with def's rules).
 func Reload(a *ecs.Arsenal, weapon uint16, def *Definition, now int64) {
-	st := slot(a, weapon)
-	if st == nil || def.Magazine == 0 || st.Reloading || st.Ammo >= def.Magazine {
-		return
-	}
-	st.Reloading, st.Reloaded = true, now+int64(def.ReloadTicks)
-}
-
-// Arm returns an arsenal carrying the weapons ids (the first
-// ecs.MaxLoadout of them), refilled; defs is indexed by weapon id.
-func Arm(ids []uint16, defs []Definition) ecs.Arsenal {
-	var a ecs.Arsenal
-	for i, id := range ids[:min(len(ids), ecs.MaxLoadout)] {
-		a.Slots[i].Weapon = id
-		a.Count++
-	}
-	Refill(&a, defs)
-	return a
-}
-
-// Refill gives every weapon of the arsenal a full magazine, with no cooldown
-// or reload under way: a fresh life. defs is indexed by weapon id.
-func Refill(a *ecs.Arsenal, defs []Definition) {
-	for i := range a.Count {
-		st := &a.Slots[i]
-		*st = ecs.WeaponState{Weapon: st.Weapon, Ammo: defs[st.Weapon].Magazine}
-	}
-}
-
-func slot(a *ecs.Arsenal, weapon uint16) *ecs.WeaponState {
-	for i := range a.Count {
-		if a.Slots[i].Weapon == weapon {
-			return &a.Slots[i]
-		}
-	}
-	return nil
+	arsenal.Reload(a, weapon, def.Rules(), now)
 }
 
 // StreakHit records a hit of weapon at view time t in st and reports whether

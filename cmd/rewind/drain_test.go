@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/results"
@@ -161,7 +162,7 @@ func players(t *testing.T, s *served, keyPath string) ([]*client.Client, chan er
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c, err := client.Dial(ctx, client.Config{Addr: s.addr, Token: tok, ServerCertSHA256: s.cert,
-			Input: client.NewBot(client.BotConfig{Seed: uint64(i)})})
+			Input: bots.NewBot(bots.BotConfig{Seed: uint64(i)})})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +244,7 @@ func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 	priv, _ := token.LoadPrivateKey(string(key))
 	late, _ := mint(priv, "final", "carol", "carol", 1, "", time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	_, err := client.Dial(ctx, client.Config{Addr: s.addr, Token: late, ServerCertSHA256: s.cert, Input: client.NewBot(client.BotConfig{})})
+	_, err := client.Dial(ctx, client.Config{Addr: s.addr, Token: late, ServerCertSHA256: s.cert, Input: bots.NewBot(bots.BotConfig{})})
 	cancel()
 	var rj *client.RejectError
 	if !errors.As(err, &rj) || rj.Code != protocol.RejectShutdown {

@@ -19,6 +19,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/spf13/pflag"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/server"
@@ -32,6 +33,7 @@ type bot struct {
 	addr  string        // where it connects (the server, or its network shim)
 	rtt   time.Duration // the round trip the shim adds, 0: unknown
 	c     *client.Client
+	tally bots.Tally // its shots scored: hits seen, confirmed, false positives
 	err   error
 }
 
@@ -146,12 +148,13 @@ const dialAttempts = 3
 func (f *fleet) dial(ctx context.Context, fc fleetConfig, i int, b *bot) (*client.Client, error) {
 	for attempt := 1; ; attempt++ {
 		cc := client.Config{Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
-			Input:            client.HoldFire{Source: client.NewBot(client.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
+			Input:            client.HoldFire{Source: bots.NewBot(bots.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
 			Redundancy:       fc.redundancy,
 			InterpDelay:      fc.interp,
 			Loaded:           fc.loaded,
 			ServerCertSHA256: fc.certSHA256, InsecureSkipVerify: fc.insecure,
 		}
+		b.tally.Wire(&cc)
 		if fc.key != nil { // the token says who the bot is; a fresh one each dial (tokens are single-use)
 			tok, err := mint(fc.key, fc.room, b.name, b.name, b.team, b.class, time.Minute)
 			if err != nil {
@@ -197,9 +200,9 @@ func (f *fleet) wait() { f.wg.Wait() }
 // totals sums the bots' counters.
 func (f *fleet) totals() (shots, seen, confirmed, bytesIn uint64) {
 	for _, b := range f.bots {
-		s := b.c.Stats()
+		s, ts := b.c.Stats(), b.tally.Stats()
 		shots += s.ShotsFired
-		seen += s.HitsSeen
+		seen += ts.HitsSeen
 		confirmed += s.HitsConfirmed
 		bytesIn += s.BytesIn
 	}
@@ -263,7 +266,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tno damage\tclamped\tK/D\tkbit/s\t")
 	var sent, applied, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes, extrapolated uint64
 	for _, b := range f.bots {
-		s := b.c.Stats()
+		s, ts := b.c.Stats(), b.tally.Stats()
 		set := "—"
 		if b.rtt > 0 {
 			set = b.rtt.Round(time.Millisecond).String()
@@ -277,18 +280,18 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 			clamped += p.Clamped
 		}
 		sc := "—"
-		if live := s.HitsSeen - s.HitsSeenAfterDeath; live > 0 {
-			sc = fmt.Sprintf("%.0f", 100*float64(s.SeenConfirmed)/float64(live))
+		if live := ts.HitsSeen - ts.HitsSeenAfterDeath; live > 0 {
+			sc = fmt.Sprintf("%.0f", 100*float64(ts.SeenConfirmed)/float64(live))
 		}
 		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, b.c.Welcome().Class, set,
-			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, s.HitsSeen, s.HitsSeenAfterDeath,
+			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, ts.HitsSeen, ts.HitsSeenAfterDeath,
 			s.HitsConfirmed, sc, s.NoDamage, clamp, s.Kills, s.Deaths, kbps)
 		noDamage += s.NoDamage
 		extrapolated += s.Extrapolated
-		dead += s.HitsSeenAfterDeath
+		dead += ts.HitsSeenAfterDeath
 		sent += s.Ticks
-		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+s.HitsSeen, confirmed+s.HitsConfirmed, seenConf+s.SeenConfirmed, bytes+s.BytesIn
+		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+ts.HitsSeen, confirmed+s.HitsConfirmed, seenConf+ts.SeenConfirmed, bytes+s.BytesIn
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ntotal: %d inputs sent", sent)
@@ -323,11 +326,11 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 // positives (hit events on a target that no pellet of the shot hit on the
 // shooter's screen). A target that is none of the bots shows as #id.
 func (f *fleet) targetReport(w io.Writer) (events, falsePos uint64) {
-	sum := map[uint32]client.TargetStats{}
+	sum := map[uint32]bots.TargetStats{}
 	for _, b := range f.bots {
-		s := b.c.Stats()
+		s := b.tally.Stats()
 		events, falsePos = events+s.HitEvents, falsePos+s.FalsePositives
-		for id, t := range b.c.Targets() {
+		for id, t := range b.tally.Targets() {
 			a := sum[id]
 			a.HitsSeen += t.HitsSeen
 			a.SeenConfirmed += t.SeenConfirmed
@@ -338,7 +341,7 @@ func (f *fleet) targetReport(w io.Writer) (events, falsePos uint64) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tteam\thits seen on it\tconfirmed\tconfirmed %\thit events\tfalse positives\t")
-	row := func(name, team string, t client.TargetStats) {
+	row := func(name, team string, t bots.TargetStats) {
 		pct := "—"
 		if t.HitsSeen > 0 {
 			pct = fmt.Sprintf("%.0f", 100*float64(t.SeenConfirmed)/float64(t.HitsSeen))

@@ -25,7 +25,12 @@ func newKeygenCmd(stdout io.Writer) *cobra.Command {
 secret, mode 0600) and NAME.pub (the public key: servers check tokens with it,
 auth.public_keys) into --dir (created if needed), as PEM. Prints the key id tokens
 name it by.
-Existing files are never overwritten.`,
+Existing files are never overwritten.
+
+The private key is PKCS #8 v1 (RFC 5208: the seed, without the public key), as
+OpenSSL writes it and OpenSSL, Python's cryptography, Node.js and Go read it; the
+public key is PKIX. Rust's ring reads it with
+Ed25519KeyPair::from_pkcs8_maybe_unchecked, not from_pkcs8 (docs/tokens.md).`,
 		Example: `  rewind keygen --dir keys --name matchmaker-2026-11
   rewind serve --public-key keys/matchmaker-2026-11.pub`,
 		Args: cobra.NoArgs,

@@ -1,6 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,6 +73,94 @@ func TestKeygenTokenInspect(t *testing.T) {
 	}
 	if code, _, errs := runCmd(t, "token", "inspect", "not*base64"); code != 2 || !strings.Contains(errs, "token inspect:") {
 		t.Errorf("inspect of garbage: exit %d %q", code, errs)
+	}
+}
+
+// keygen writes the private key as PKCS #8 v1 (RFC 5208; RFC 8410, section
+// 7): version 0, the Ed25519 algorithm without parameters, the 32-byte seed
+// in a CurvePrivateKey, and nothing after it (no attributes, no public key).
+// That is what OpenSSL writes, and what OpenSSL before 3.5, Python's
+// cryptography and Node.js read: they refuse a v2 key (RFC 5958) that
+// carries the public key. Rust's ring reads v1 with
+// from_pkcs8_maybe_unchecked, or takes the seed and the public key apart
+// (docs/tokens.md, "Keys, key ids and rotation"): the DER is a fixed
+// 16-byte prefix and the seed, the public key's a 12-byte prefix and the key.
+func TestKeygenWritesPKCS8v1(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, errs := runCmd(t, "keygen", "--dir", dir, "--name", "mm"); code != 0 {
+		t.Fatalf("keygen: %d %s %s", code, out, errs)
+	}
+	der := func(name, typ string) []byte {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, rest := pem.Decode(data)
+		if block == nil || block.Type != typ || len(block.Headers) != 0 || len(rest) != 0 {
+			t.Fatalf("%s: want exactly one %q PEM block, got %+v and %d bytes more", name, typ, block, len(rest))
+		}
+		return block.Bytes
+	}
+	privDER, pubDER := der("mm.key", "PRIVATE KEY"), der("mm.pub", "PUBLIC KEY")
+
+	// Field by field, as a reader of RFC 5208 sees it.
+	var info struct {
+		Version    int
+		Algo       pkix.AlgorithmIdentifier
+		PrivateKey []byte
+	}
+	rest, err := asn1.Unmarshal(privDER, &info)
+	if err != nil || len(rest) != 0 {
+		t.Fatalf("the private key's DER: %v, %d bytes after it", err, len(rest))
+	}
+	// encoding/asn1 skips what follows the fields it knows: look at the raw
+	// elements of the SEQUENCE for attributes [0] or a public key [1].
+	var seq asn1.RawValue
+	if _, err := asn1.Unmarshal(privDER, &seq); err != nil {
+		t.Fatal(err)
+	}
+	var elems int
+	for b := seq.Bytes; len(b) > 0; elems++ {
+		var e asn1.RawValue
+		if b, err = asn1.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seed []byte
+	if _, err := asn1.Unmarshal(info.PrivateKey, &seed); err != nil {
+		t.Fatalf("the CurvePrivateKey: %v", err)
+	}
+	ed25519OID := asn1.ObjectIdentifier{1, 3, 101, 112}
+	switch {
+	case info.Version != 0:
+		t.Errorf("version %d, want 0 (PKCS #8 v1)", info.Version)
+	case elems != 3:
+		t.Errorf("%d elements in the PrivateKeyInfo, want 3 (version, algorithm, key: no attributes, no public key)", elems)
+	case !info.Algo.Algorithm.Equal(ed25519OID) || len(info.Algo.Parameters.FullBytes) != 0:
+		t.Errorf("algorithm %v with parameters %x, want %v (Ed25519) without", info.Algo.Algorithm, info.Algo.Parameters.FullBytes, ed25519OID)
+	case len(seed) != ed25519.SeedSize:
+		t.Errorf("a seed of %d bytes, want %d", len(seed), ed25519.SeedSize)
+	}
+
+	// Byte for byte, as docs/tokens.md lays the files out.
+	privPrefix, _ := hex.DecodeString("302e020100300506032b657004220420")
+	pubPrefix, _ := hex.DecodeString("302a300506032b6570032100")
+	if len(privDER) != 48 || !bytes.HasPrefix(privDER, privPrefix) || !bytes.Equal(privDER[16:], seed) {
+		t.Errorf("the private key's DER is %x, want %x and the seed", privDER, privPrefix)
+	}
+	if len(pubDER) != 44 || !bytes.HasPrefix(pubDER, pubPrefix) {
+		t.Fatalf("the public key's DER is %x, want %x and the key", pubDER, pubPrefix)
+	}
+	// The two files hold one pair (what ring's from_seed_and_public_key
+	// checks), and package token reads it back.
+	pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
+	if !bytes.Equal(pubDER[12:], pub) {
+		t.Errorf("mm.pub holds %x, the seed's public key is %x", pubDER[12:], pub)
+	}
+	priv, err := token.LoadPrivateKey(filepath.Join(dir, "mm.key"))
+	if err != nil || !bytes.Equal(priv.Seed(), seed) {
+		t.Errorf("token.LoadPrivateKey: %v", err)
 	}
 }
 

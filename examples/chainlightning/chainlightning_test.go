@@ -9,6 +9,7 @@ import (
 	"github.com/mlange-42/arche/generic"
 	"github.com/rs/zerolog"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
 
 	"github.com/rewind-gg/rewind/ecs"
@@ -143,7 +144,7 @@ func TestServesTheKind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := client.Dial(ctx, client.Config{Addr: srv.Addr().String(), Room: "storm", Name: "zed", Class: "stormcaller", ServerCertSHA256: srv.CertSHA256(),
-		Input: client.NewBot(client.BotConfig{})})
+		Input: bots.NewBot(bots.BotConfig{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,11 @@
-package client
+package bots
 
 import (
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
 )
@@ -40,7 +41,7 @@ type Bot struct {
 	strafeLeft int
 
 	nav   *navGraph // the level's waypoints, once seen; nil without
-	navOf *Level
+	navOf *client.Level
 
 	path     []int32   // waypoints still to reach, next first
 	from     int32     // the waypoint the bot left for path[0] (-1: none, it walked to the graph)
@@ -107,9 +108,9 @@ const (
 	upperFloor    = 2.0  // a waypoint this high is on an upper floor
 )
 
-// Intent implements InputSource.
-func (b *Bot) Intent(v *View) Intent {
-	in := Intent{Yaw: v.Self.Yaw, Pitch: v.Self.Pitch}
+// Intent implements client.InputSource.
+func (b *Bot) Intent(v *client.View) client.Intent {
+	in := client.Intent{Yaw: v.Self.Yaw, Pitch: v.Self.Pitch}
 	if l := v.Welcome.Loadout; len(l) > 0 {
 		in.Weapon = l[min(b.cfg.Slot, len(l)-1)]
 	}
@@ -144,7 +145,7 @@ func (b *Bot) Intent(v *View) Intent {
 // wander is how a bot moves on a level without waypoints: it strafes,
 // keeps between 6 and 15 m of its target, and without one walks toward the
 // middle.
-func (b *Bot) wander(v *View, in *Intent, target *Player, dist float64) {
+func (b *Bot) wander(v *client.View, in *client.Intent, target *client.Player, dist float64) {
 	b.strafeStep()
 	in.MoveX = b.strafe
 	switch {
@@ -169,7 +170,7 @@ func (b *Bot) strafeStep() {
 
 // navigate moves a bot on the waypoint graph, fights what it sees close,
 // and recovers when it is stuck.
-func (b *Bot) navigate(v *View, in *Intent, target *Player, dist float64) {
+func (b *Bot) navigate(v *client.View, in *client.Intent, target *client.Player, dist float64) {
 	now := v.Tick
 	rate := float64(v.Welcome.TickRate)
 	pos := v.Self.Predict
@@ -253,7 +254,7 @@ func (b *Bot) navigate(v *View, in *Intent, target *Player, dist float64) {
 // (planning a path to its goal first if it has none, or the goal moved
 // far), and the edge it is on. chase is the enemy it goes for (one it
 // sees), or nil.
-func (b *Bot) follow(v *View, pos geom.Vec3, chase *Player) (geom.Vec3, navEdge) {
+func (b *Bot) follow(v *client.View, pos geom.Vec3, chase *client.Player) (geom.Vec3, navEdge) {
 	g := b.nav
 	switch {
 	case chase != nil && (!b.chasing || chase.Pos.Sub(b.goal).Len() > replanMove):
@@ -287,7 +288,7 @@ func (b *Bot) follow(v *View, pos geom.Vec3, chase *Player) (geom.Vec3, navEdge)
 // plan finds the shortest path from the waypoint nearest the bot to the
 // waypoint nearest goal (chase), or to an objective it picks: a random
 // waypoint, half the time one on an upper floor.
-func (b *Bot) plan(v *View, pos, goal geom.Vec3, chase bool) {
+func (b *Bot) plan(v *client.View, pos, goal geom.Vec3, chase bool) {
 	g := b.nav
 	start := g.nearest(v.Level, pos)
 	var end int32
@@ -312,7 +313,7 @@ func (b *Bot) plan(v *View, pos, goal geom.Vec3, chase bool) {
 }
 
 // planTo plans again to the objective waypoint end, from where the bot is.
-func (b *Bot) planTo(v *View, pos geom.Vec3, end int32) {
+func (b *Bot) planTo(v *client.View, pos geom.Vec3, end int32) {
 	b.path = b.nav.shortest(b.nav.nearest(v.Level, pos), end, b.path[:0])
 	b.from = -1
 	b.stats.plans.Add(1)
@@ -342,8 +343,8 @@ func stick(dir geom.Vec3, yaw float64) (float64, float64) {
 
 // nearestVisible returns the nearest living enemy whose chest the eye can see
 // past the level's walls.
-func (b *Bot) nearestVisible(v *View, eye geom.Vec3) (*Player, float64) {
-	var best *Player
+func (b *Bot) nearestVisible(v *client.View, eye geom.Vec3) (*client.Player, float64) {
+	var best *client.Player
 	bestDist := math.Inf(1)
 	for i := range v.Players {
 		p := &v.Players[i]
@@ -378,7 +379,7 @@ type navEdge struct {
 }
 
 // newNavGraph is l's waypoint graph; nil without waypoints.
-func newNavGraph(l *Level) *navGraph {
+func newNavGraph(l *client.Level) *navGraph {
 	if l == nil || l.Level.Waypoints == nil || len(l.Level.Waypoints.Nodes) == 0 {
 		return nil
 	}
@@ -414,7 +415,7 @@ func (g *navGraph) edge(a, b int32) navEdge {
 // straight (nothing that blocks movement between them at knee and waist
 // height), else the nearest; height counts three times as much, so that a
 // floor above or below comes last.
-func (g *navGraph) nearest(l *Level, pos geom.Vec3) int32 {
+func (g *navGraph) nearest(l *client.Level, pos geom.Vec3) int32 {
 	best, bestOpen := int32(0), int32(-1)
 	bestD, bestOpenD := math.Inf(1), math.Inf(1)
 	for i, n := range g.nodes {
@@ -423,7 +424,7 @@ func (g *navGraph) nearest(l *Level, pos geom.Vec3) int32 {
 		if cost < bestD {
 			best, bestD = int32(i), cost
 		}
-		if cost < bestOpenD && l.walkable(pos, n.Pos) {
+		if cost < bestOpenD && walkable(l, pos, n.Pos) {
 			bestOpen, bestOpenD = int32(i), cost
 		}
 	}
@@ -435,7 +436,7 @@ func (g *navGraph) nearest(l *Level, pos geom.Vec3) int32 {
 
 // walkable reports whether nothing that blocks movement lies between a and
 // b at 0.5 and 1 m above them.
-func (l *Level) walkable(a, b geom.Vec3) bool {
+func walkable(l *client.Level, a, b geom.Vec3) bool {
 	for _, h := range [...]float64{0.5, 1} {
 		from, to := a.Add(geom.V(0, h, 0)), b.Add(geom.V(0, h, 0))
 		d := to.Sub(from)

@@ -1,9 +1,10 @@
-package client
+package bots
 
 import (
 	"math"
 	"testing"
 
+	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/level"
@@ -16,7 +17,7 @@ import (
 // move it.
 type walker struct {
 	bot     *Bot
-	view    View
+	view    client.View
 	welcome protocol.Welcome
 	char    movement.Character
 	state   movement.State
@@ -24,23 +25,23 @@ type walker struct {
 	log     func(format string, args ...any)
 }
 
-func newWalker(t testing.TB, lvl *Level, bot *Bot, at geom.Vec3) *walker {
+func newWalker(t testing.TB, lvl *client.Level, bot *Bot, at geom.Vec3) *walker {
 	t.Helper()
 	c := movement.DefaultCharacter()
 	w := &walker{bot: bot, char: c, state: movement.State{Pos: at},
 		welcome: protocol.Welcome{TickRate: 20, EyeHeight: c.EyeHeight, CrouchEyeHeight: c.CrouchEyeHeight, Radius: c.Radius,
 			Height: c.Height, CrouchHeight: c.CrouchHeight, Team: 1, Loadout: []uint8{0}}}
-	w.view = View{Level: lvl, Welcome: &w.welcome, Self: Self{Alive: true, Team: 1}}
+	w.view = client.View{Level: lvl, Welcome: &w.welcome, Self: client.Self{Alive: true, Team: 1}}
 	return w
 }
 
 // step runs one tick.
-func (w *walker) step() Intent {
+func (w *walker) step() client.Intent {
 	v := &w.view
 	v.Tick = w.tick
 	v.Self.Pos, v.Self.Predict, v.Self.Motion = w.state.Pos, w.state.Pos, w.state
 	in := w.bot.Intent(v)
-	q := in.movement()
+	q := in.Movement()
 	e := q.Value(w.tick)
 	v.Self.Yaw, v.Self.Pitch = movement.Look(e.Yaw, e.Pitch)
 	movement.Move(&w.char, &w.state, e.Movement(), 0.05, v.Level.Mesh, level.MovementMask)
@@ -48,10 +49,10 @@ func (w *walker) step() Intent {
 	return in
 }
 
-func courtyardLevel(t testing.TB) *Level {
+func courtyardLevel(t testing.TB) *client.Level {
 	t.Helper()
 	file, data, _ := levels.Lookup(levels.Courtyard)
-	l, err := LoadLevel(file, data)
+	l, err := client.LoadLevel(file, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestBotRecoversFromAWall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWalker(t, &Level{Level: l, Mesh: m}, NewBot(BotConfig{Seed: 1}), geom.V(0, 0, -5))
+	w := newWalker(t, &client.Level{Level: l, Mesh: m}, NewBot(BotConfig{Seed: 1}), geom.V(0, 0, -5))
 	jumps := 0
 	for range 400 {
 		if in := w.step(); in.Jump {
@@ -125,7 +126,7 @@ func TestBotRecoversFromAWall(t *testing.T) {
 // On a level without waypoints (the arena), a bot with nobody in sight
 // strafes and walks toward the middle, as it always has.
 func TestBotWandersWithoutWaypoints(t *testing.T) {
-	lvl, err := LoadLevel("arena", nil)
+	lvl, err := client.LoadLevel("arena", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,235 @@
+package bots
+
+import (
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/level"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/spread"
+)
+
+// Tally scores a player's hitscan shots as the demo and the bots report
+// them: which enemy each shot's pellets hit on the player's screen (the
+// first enemy capsule on each pellet's ray, unless the level stops the ray
+// first, as shown at the render time), and whether the server registered
+// the shot on that enemy. The server's lag compensation should agree: a hit
+// seen and not confirmed is a hit the player lost, and a hit confirmed on a
+// target no pellet hit on the screen is a false positive.
+//
+// Wire connects it to a client; its methods are safe to call from any
+// goroutine.
+type Tally struct {
+	mu      sync.Mutex
+	self    uint32 // the player, from the first shot's view
+	shots   [shotRing]shotScore
+	stats   TallyStats
+	targets map[uint32]*TargetStats
+}
+
+// TallyStats are a player's scored shots.
+type TallyStats struct {
+	HitsSeen      uint64 // hitscan shots that hit an enemy on the client's screen
+	SeenConfirmed uint64 // hits seen (shots) that the server registered on a target the shot's pellets hit on the screen (with or without damage)
+	// HitEvents counts the hit markers (Hit and NoDamage events) of the
+	// player's hitscan shots; FalsePositives those of them on a target that
+	// no pellet of the shot hit on the client's screen.
+	HitEvents, FalsePositives uint64
+	// Shots (and hits seen) fired after the server had killed the player,
+	// learnt from the kill event: the server never fired them.
+	ShotsAfterDeath    uint64
+	HitsSeenAfterDeath uint64
+}
+
+// TargetStats counts the player's hitscan hits on one target.
+type TargetStats struct {
+	HitsSeen       uint64 // shots with a pellet that hit it on the client's screen
+	SeenConfirmed  uint64 // of those shots, the ones the server registered on it
+	HitEvents      uint64 // hit events (Hit and NoDamage) on it of the player's hitscan shots
+	FalsePositives uint64 // hit events on it of shots that no pellet hit it with on the screen
+}
+
+// shotScore is what the tally remembers of a recent shot.
+type shotScore struct {
+	shot uint16
+	tick int64
+	// seen are the enemies its pellets hit on the client's screen (0:
+	// none); confirmed says the server registered the shot on one of them.
+	seen      [maxSeen]uint32
+	hitscan   bool
+	confirmed bool  // on any of them
+	targetsOK uint8 // bit i: on seen[i]
+	dead      bool  // fired after the server had already killed the shooter
+	valid     bool
+}
+
+// maxSeen is how many distinct targets one shot's pellets are remembered
+// hitting.
+const maxSeen = 8
+
+// shotRing is how many recent shots are remembered: far more than can be in
+// flight in a round trip.
+const shotRing = 256
+
+// saw reports whether one of the shot's pellets hit target on the screen.
+func (r *shotScore) saw(target uint32) bool {
+	return target != 0 && slices.Contains(r.seen[:], target)
+}
+
+// Wire has cfg's client report its shots, hit markers and events to t,
+// after whatever cfg already reports them to.
+func (t *Tally) Wire(cfg *client.Config) {
+	onShot, onMarker, onEvent := cfg.OnShot, cfg.OnHitMarker, cfg.OnEvent
+	cfg.OnShot = func(s client.Shot) {
+		if onShot != nil {
+			onShot(s)
+		}
+		t.Shot(s)
+	}
+	cfg.OnHitMarker = func(m client.HitMarker) {
+		if onMarker != nil {
+			onMarker(m)
+		}
+		t.Marker(m)
+	}
+	cfg.OnEvent = func(ev protocol.Event) {
+		if onEvent != nil {
+			onEvent(ev)
+		}
+		t.Event(ev)
+	}
+}
+
+// Shot scores a shot the player fired: the enemies its pellets hit on the
+// screen of s.View.
+func (t *Tally) Shot(s client.Shot) {
+	v := s.View
+	w := v.Welcome.Weapons[s.Weapon]
+	r := shotScore{shot: s.ID, tick: s.Tick, valid: true}
+	n := 0
+	if w.Kind == "hitscan" {
+		r.hitscan = true
+		aim := movement.Aim(s.Yaw, s.Pitch)
+		key := spread.Key(v.Welcome.SpreadSeed, v.Welcome.Player, s.Seq)
+		for p := range max(int(w.Pellets), 1) { // the server's own pellets (package spread)
+			if e := firstEnemy(v, s.Eye, spread.Dir(aim, w.Spread, key, p), w.Range); e != 0 && !r.saw(e) && n < maxSeen {
+				r.seen[n] = e
+				n++
+			}
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.self = v.Welcome.Player
+	t.shots[s.ID%shotRing] = r
+	if n > 0 {
+		t.stats.HitsSeen++
+		for _, e := range r.seen[:n] {
+			t.target(e).HitsSeen++
+		}
+	}
+}
+
+// firstEnemy returns the enemy a ray touches first on v, or 0 when the
+// level (its triangles that block shots) or nothing comes first.
+func firstEnemy(v *client.View, o, d geom.Vec3, rng float64) uint32 {
+	best, target := math.Inf(1), uint32(0)
+	if h, ok := v.Level.Mesh.Raycast(o, d, rng, level.ShotMask); ok {
+		best = h.T
+	}
+	for i := range v.Players {
+		p := &v.Players[i]
+		if !p.Alive || p.Team == v.Welcome.Team || p.ID == v.Welcome.Player {
+			continue
+		}
+		if t, ok := geom.RayCapsule(o, d, rng, v.Capsule(p)); ok && t < best {
+			best, target = t, p.ID
+		}
+	}
+	return target
+}
+
+// Marker scores a hit marker (the client shows one per shot and target): on
+// a hitscan shot, a hit seen confirmed when one of the shot's pellets hit
+// that target on the screen, and a false positive when none did.
+func (t *Tally) Marker(m client.HitMarker) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := &t.shots[m.Shot%shotRing]
+	if !r.valid || r.shot != m.Shot || !r.hitscan {
+		return
+	}
+	t.stats.HitEvents++
+	ts := t.target(m.Target)
+	ts.HitEvents++
+	switch {
+	case !r.saw(m.Target):
+		t.stats.FalsePositives++
+		ts.FalsePositives++
+	case !r.confirmed:
+		r.confirmed = true
+		t.stats.SeenConfirmed++
+	}
+	if i := slices.Index(r.seen[:], m.Target); i >= 0 && r.targetsOK&(1<<i) == 0 {
+		r.targetsOK |= 1 << i
+		ts.SeenConfirmed++
+	}
+}
+
+// Event takes the player's death: the shots it fired after the server's
+// tick of death never were (the client only learns of its death a round
+// trip later).
+func (t *Tally) Event(ev protocol.Event) {
+	if ev.Kind != protocol.EventKill {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.self == 0 || ev.Other != t.self {
+		return
+	}
+	for i := range t.shots {
+		if r := &t.shots[i]; r.valid && !r.dead && r.tick > int64(ev.Tick) {
+			r.dead = true
+			t.stats.ShotsAfterDeath++
+			if r.seen[0] != 0 {
+				t.stats.HitsSeenAfterDeath++
+			}
+		}
+	}
+}
+
+// Stats returns the scores so far.
+func (t *Tally) Stats() TallyStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stats
+}
+
+// Targets returns the scores per target entity id.
+func (t *Tally) Targets() map[uint32]TargetStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := make(map[uint32]TargetStats, len(t.targets))
+	for id, ts := range t.targets {
+		m[id] = *ts
+	}
+	return m
+}
+
+// target returns the counters of a target, creating them; t.mu is held.
+func (t *Tally) target(id uint32) *TargetStats {
+	if t.targets == nil {
+		t.targets = map[uint32]*TargetStats{}
+	}
+	ts := t.targets[id]
+	if ts == nil {
+		ts = &TargetStats{}
+		t.targets[id] = ts
+	}
+	return ts
+}

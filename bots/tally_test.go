@@ -1,0 +1,78 @@
+package bots
+
+import (
+	"testing"
+
+	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/protocol"
+)
+
+// tallyView is a shooter of team 1 at the origin facing +z (yaw 0) on the
+// arena, with a rifle (one pellet, no spread) and a rocket, and two enemies
+// and a friend standing in the open 10 m away.
+func tallyView(t *testing.T) *client.View {
+	t.Helper()
+	lvl, err := client.LoadLevel("arena", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &protocol.Welcome{Player: 1, Team: 1, Radius: 0.4, Height: 1.8, EyeHeight: 1.6, SpreadSeed: 7,
+		Weapons: []protocol.WeaponInfo{{Name: "rifle", Kind: "hitscan", Range: 100, Pellets: 1}, {Name: "rocket", Kind: "projectile", Speed: 30}}}
+	return &client.View{Welcome: w, Level: lvl, Players: []client.Player{
+		{ID: 2, Team: 2, Alive: true, Pos: geom.V(0, 0, 10)}, // straight ahead
+		{ID: 3, Team: 2, Alive: true, Pos: geom.V(10, 0, 0)}, // to the side
+		{ID: 4, Team: 1, Alive: true, Pos: geom.V(0, 0, 5)}}} // a friend in the way: shots pass friends
+}
+
+func TestTallyScoresShots(t *testing.T) {
+	v := tallyView(t)
+	eye := geom.V(0, 1.6, 0)
+	var tl Tally
+	tl.Shot(client.Shot{ID: 1, Tick: 100, Weapon: 0, Eye: eye, View: v})               // at enemy 2
+	tl.Shot(client.Shot{ID: 2, Tick: 101, Weapon: 0, Eye: eye, Yaw: 3.14159, View: v}) // behind: nobody
+	tl.Shot(client.Shot{ID: 3, Tick: 102, Weapon: 1, Eye: eye, View: v})               // a rocket: not scored
+	if got := tl.Stats(); got.HitsSeen != 1 {
+		t.Fatalf("hits seen %d, want 1 (shot 1 on enemy 2)", got.HitsSeen)
+	}
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 1, Target: 2}}) // the hit seen, confirmed
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 2, Target: 3}}) // a hit nobody saw: a false positive
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 3, Target: 3}}) // the rocket's: not a hitscan shot
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 9, Target: 2}}) // a shot it never saw
+	want := TallyStats{HitsSeen: 1, SeenConfirmed: 1, HitEvents: 2, FalsePositives: 1}
+	if got := tl.Stats(); got != want {
+		t.Errorf("stats %+v, want %+v", got, want)
+	}
+	targets := tl.Targets()
+	if got, want := targets[2], (TargetStats{HitsSeen: 1, SeenConfirmed: 1, HitEvents: 1}); got != want {
+		t.Errorf("target 2: %+v, want %+v", got, want)
+	}
+	if got, want := targets[3], (TargetStats{HitEvents: 1, FalsePositives: 1}); got != want {
+		t.Errorf("target 3: %+v, want %+v", got, want)
+	}
+	// Killed at tick 100: shots 2 and 3, fired after, never were.
+	tl.Event(protocol.Event{Kind: protocol.EventKill, Tick: 100, Player: 2, Other: 1})
+	tl.Event(protocol.Event{Kind: protocol.EventKill, Tick: 50, Player: 1, Other: 3}) // a kill of its own
+	if got := tl.Stats(); got.ShotsAfterDeath != 2 || got.HitsSeenAfterDeath != 0 {
+		t.Errorf("after death: %d shots, %d hits seen; want 2 and 0", got.ShotsAfterDeath, got.HitsSeenAfterDeath)
+	}
+}
+
+// Wire chains the tally after the callbacks a config already has.
+func TestTallyWireKeepsCallbacks(t *testing.T) {
+	var shots, markers, events int
+	cfg := client.Config{OnShot: func(client.Shot) { shots++ }, OnHitMarker: func(client.HitMarker) { markers++ },
+		OnEvent: func(protocol.Event) { events++ }}
+	var tl Tally
+	tl.Wire(&cfg)
+	v := tallyView(t)
+	cfg.OnShot(client.Shot{ID: 1, Eye: geom.V(0, 1.6, 0), View: v})
+	cfg.OnHitMarker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 1, Target: 2}})
+	cfg.OnEvent(protocol.Event{Kind: protocol.EventKill, Player: 2, Other: 1})
+	if shots != 1 || markers != 1 || events != 1 {
+		t.Errorf("the config's own callbacks ran %d, %d, %d times; want once each", shots, markers, events)
+	}
+	if got := tl.Stats(); got.HitsSeen != 1 || got.SeenConfirmed != 1 {
+		t.Errorf("the tally saw %+v", got)
+	}
+}
