@@ -255,9 +255,15 @@ type Client struct {
 type shotRecord struct {
 	shot   uint16
 	tick   int64
+	view   float64 // the view time it claimed, in ticks
 	marked [maxMarked]uint32
 	valid  bool
 }
+
+// clampTolerance is how much later than its shot claimed (in ticks) the
+// server may resolve a hit before the client counts the claim as cut: the
+// server rounds view times to its view resolution, at most half a tick.
+const clampTolerance = 0.5
 
 // maxMarked is how many distinct targets one shot's hit markers are
 // remembered for (a shotgun's pellets on several enemies).
@@ -799,6 +805,10 @@ func (c *Client) onEvent(ev protocol.Event) {
 				c.stats.HitsConfirmed++
 			} else {
 				c.stats.NoDamage++
+			}
+			if r := &c.shots[ev.Shot%shotRing]; r.valid && r.shot == ev.Shot &&
+				float64(ev.ViewTick)+float64(ev.ViewFrac)/65536 > r.view+clampTolerance {
+				c.stats.HitsClamped++
 			}
 			hc := protocol.HitConfirm{Tick: ev.Tick, Target: ev.Other, Shot: ev.Shot, Flags: ev.Flags, Damage: ev.Damage}
 			if ev.Kind == protocol.EventNoDamage {

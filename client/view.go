@@ -173,7 +173,7 @@ func lerpAngle(a, b, t float64) float64 {
 // it to OnShot.
 func (c *Client) fired(f *frame) {
 	c.stats.ShotsFired++
-	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, valid: true}
+	c.shots[f.q.Shot%shotRing] = shotRecord{shot: f.q.Shot, tick: f.tick, view: f.in.ViewTime.Ticks(), valid: true}
 	if c.cfg.OnShot != nil {
 		c.cfg.OnShot(Shot{ID: f.q.Shot, Tick: f.tick, Weapon: f.q.Weapon, Eye: eye(&c.welcome, f.st.Pos, f.st.Crouched),
 			Yaw: f.in.Yaw, Pitch: f.in.Pitch, Seq: f.seq, View: &c.view})
@@ -190,6 +190,9 @@ type Stats struct {
 	Snapshots        uint64 // decoded
 	FullSnapshots    uint64
 	SnapshotsDropped uint64 // undecodable (baseline gone) or malformed
+	// SnapshotLoss is the share of the recent snapshots that never arrived
+	// (the newest ticks' gaps).
+	SnapshotLoss float64
 	Corrections      uint64 // prediction rewinds while alive: the server's state after a tick differed from the prediction (a lost input)
 	MaxCorrection    float64
 	Respawns         uint64 // predictions restarted from the server's state as the player came back to life
@@ -197,6 +200,12 @@ type Stats struct {
 	ShotsFired       uint64
 	HitsConfirmed    uint64 // hits the server confirmed that dealt damage (Hit events)
 	NoDamage         uint64 // hits the server registered on a target that took no damage (invulnerable, already dead)
+	// HitsClamped counts the player's hits (Hit and NoDamage events) that
+	// the server resolved more than half a tick later than the shot's view
+	// time: its bound on view lag (what it measured of this client) cut
+	// the claim, and the shot was judged nearer the present than it was
+	// seen.
+	HitsClamped uint64
 	// SpreadCorrections counts snapshots whose count of the player's shots
 	// differed from the prediction (a fire input lost for good): the client
 	// took the server's, and its next pellets are the server's again.
