@@ -192,14 +192,14 @@ type Stats struct {
 	SnapshotsDropped uint64 // undecodable (baseline gone) or malformed
 	// SnapshotLoss is the share of the recent snapshots that never arrived
 	// (the newest ticks' gaps).
-	SnapshotLoss float64
-	Corrections      uint64 // prediction rewinds while alive: the server's state after a tick differed from the prediction (a lost input)
-	MaxCorrection    float64
-	Respawns         uint64 // predictions restarted from the server's state as the player came back to life
-	ClockJumps       uint64
-	ShotsFired       uint64
-	HitsConfirmed    uint64 // hits the server confirmed that dealt damage (Hit events)
-	NoDamage         uint64 // hits the server registered on a target that took no damage (invulnerable, already dead)
+	SnapshotLoss  float64
+	Corrections   uint64 // prediction rewinds while alive: the server's state after a tick differed from the prediction (a lost input)
+	MaxCorrection float64
+	Respawns      uint64 // predictions restarted from the server's state as the player came back to life
+	ClockJumps    uint64
+	ShotsFired    uint64
+	HitsConfirmed uint64 // hits the server confirmed that dealt damage (Hit events)
+	NoDamage      uint64 // hits the server registered on a target that took no damage (invulnerable, already dead)
 	// HitsClamped counts the player's hits (Hit and NoDamage events) that
 	// the server resolved more than half a tick later than the shot's view
 	// time: its bound on view lag (what it measured of this client) cut
