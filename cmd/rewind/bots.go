@@ -19,7 +19,7 @@ import (
 )
 
 func newBotsCmd(stdout, stderr io.Writer) *cobra.Command {
-	var addr, room, certHex, keyPath string
+	var addr, room, certHex, keyPath, tokensPath string
 	var n int
 	var duration time.Duration
 	var fc fleetConfig
@@ -32,11 +32,28 @@ and fire. One status line a second; a report when they stop (after --duration,
 or on Ctrl-C).`,
 		Example: `  rewind bots --server 127.0.0.1:4433 -n 12
   rewind bots --server 127.0.0.1:4433 -n 4 --room duel --duration 1m
+  matchmaker --tokens 12 | rewind bots --server 127.0.0.1:4433 --tokens -   # one bot per token, as the tokens say
   rewind bots --server 127.0.0.1:4433 -n 12 --level courtyard   # the level the server plays (here the sample map)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if addr == "" {
 				return &exitError{code: 2, msg: "bots: --server is required"}
+			}
+			if tokensPath != "" {
+				if keyPath != "" {
+					return &exitError{code: 2, msg: "bots: --tokens and --key: give one (tokens minted elsewhere, or the key to mint them)"}
+				}
+				pool, err := loadTokens(tokensPath, cmd.InOrStdin())
+				if err != nil {
+					return &exitError{code: 2, msg: "bots: --tokens: " + err.Error()}
+				}
+				fc.tokens = pool
+				if !cmd.Flags().Changed("n") {
+					n = pool.len()
+				}
+				if n > pool.len() {
+					return &exitError{code: 2, msg: fmt.Sprintf("bots: -n %d bots, but --tokens holds %d tokens (one per bot)", n, pool.len())}
+				}
 			}
 			if n < 1 || n > 255 {
 				return &exitError{code: 2, msg: fmt.Sprintf("bots: -n: %d is outside 1..255", n)}
@@ -95,6 +112,7 @@ or on Ctrl-C).`,
 	cmd.Flags().DurationVar(&duration, "duration", 0, "how long to play (0: until Ctrl-C)")
 	cmd.Flags().StringVar(&certHex, "cert-sha256", "", "pin the server's certificate: its SHA-256, hex (rewind serve logs it as cert_sha256)")
 	cmd.Flags().BoolVar(&fc.insecure, "insecure", false, "do not verify the server's certificate (development only)")
+	cmd.Flags().StringVar(&tokensPath, "tokens", "", "connect tokens a matchmaker minted, one a line, from this file or - (standard input): one per bot, which joins as its token says (room, name, team, class); a bot that dials again takes the next")
 	cmd.Flags().StringVar(&keyPath, "key", "", "sign each bot's connect token with this private key (rewind keygen); none: the server must be in open development mode")
 	fc.flags(cmd.Flags(), nil, "seed of the bots' choices", level.ArenaName)
 	return cmd

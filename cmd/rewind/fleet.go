@@ -76,6 +76,7 @@ func (fc *fleetConfig) flags(fs *pflag.FlagSet, classes []string, seedHelp, lvl 
 type fleetConfig struct {
 	room       string
 	key        ed25519.PrivateKey // signs each bot's connect token; nil: open development mode
+	tokens     *tokenPool         // tokens minted elsewhere, one per dial, instead of key
 	certSHA256 []byte             // the server's certificate to pin; nil: verify against the system's roots
 	insecure   bool               // skip verifying the server (development)
 	classes    []string           // assigned to the bots in turn; empty: the server's first class
@@ -155,6 +156,17 @@ func (f *fleet) dial(ctx context.Context, fc fleetConfig, i int, b *bot) (*clien
 			ServerCertSHA256: fc.certSHA256, InsecureSkipVerify: fc.insecure,
 		}
 		b.tally.Wire(&cc)
+		if fc.tokens != nil { // a matchmaker's token says who the bot is
+			tok, err := fc.tokens.take()
+			if err != nil {
+				return nil, fmt.Errorf("token: %w", err)
+			}
+			cc.Token, cc.Room, cc.Name, cc.Team, cc.Class = tok.text, "", "", 0, ""
+			b.team = tok.claims.Team
+			if tok.claims.Name != "" {
+				b.name = tok.claims.Name
+			}
+		}
 		if fc.key != nil { // the token says who the bot is; a fresh one each dial (tokens are single-use)
 			tok, err := mint(fc.key, fc.room, b.name, b.name, b.team, b.class, time.Minute)
 			if err != nil {
