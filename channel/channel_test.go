@@ -1076,7 +1076,7 @@ func sealedVectors() []sealedVector {
 	in := protocol.InputPacket{Newest: 1000, SnapshotAck: 995, Count: 2}
 	in.Inputs[0] = protocol.Input{MoveX: 127, Yaw: 0x4000, Shot: 0, ViewLag: 0x0280}
 	in.Inputs[1] = protocol.Input{MoveX: 127, MoveZ: -127, Yaw: 0x4100, Buttons: 1, Shot: 7, ViewLag: 0x0280}
-	h := protocol.SnapshotHeader{Tick: 1005, Baseline: protocol.NoTick, InputAck: 1000, InputLead: 2,
+	h := protocol.SnapshotHeader{Tick: 1005, Baseline: protocol.NoTick, InputAck: 1000, InputLead: 2, Interval: 1,
 		Margin: protocol.NoMargin, Own: protocol.OwnState{Flags: protocol.OwnAlive, Pos: [3]float64{-20, 0, 12.5}, Health: 100}}
 	snap := protocol.AppendSnapshot(nil, &h, nil, &protocol.State{}, &protocol.State{})
 	return []sealedVector{

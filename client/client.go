@@ -229,7 +229,8 @@ type Client struct {
 	haveSnap   bool
 	renderTime float64 // the time remote entities are shown at, server ticks
 	interp     float64 // the longest interpolation delay, ticks
-	snapEvery  int64   // ticks between snapshots
+	snapEvery  int64   // ticks between snapshots, at the Welcome's rate
+	interval   int64   // ticks between snapshots at the rate in effect (the newest snapshot's interval)
 	render     renderClock
 	epoch      time.Time // local time 0 of the clocks
 
@@ -495,6 +496,7 @@ func (c *Client) join(ctx context.Context) error {
 	if w.SnapshotRate > 0 && w.TickRate >= w.SnapshotRate {
 		c.snapEvery = int64(w.TickRate / w.SnapshotRate)
 	}
+	c.interval = c.snapEvery // until a snapshot says otherwise
 	c.render.min, c.render.max = float64(c.snapEvery), max(c.interp, float64(c.snapEvery))
 	return nil
 }

@@ -129,8 +129,8 @@ func (r *renderClock) arrived(now float64, tick uint32, gap int64) {
 	r.n = min(r.n+1, arrivalWindow)
 }
 
-// loss is the share of snapshots, every interval ticks, that the window's
-// gaps say were lost (or not sent: a halved rate counts as lost too).
+// loss is the share of snapshots, every interval ticks (the rate in effect,
+// which the snapshots carry), that the window's gaps say were lost.
 func (r *renderClock) loss(interval int64) float64 {
 	var span int64
 	for _, g := range r.gap[:r.n] {

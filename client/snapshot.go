@@ -101,7 +101,8 @@ func (c *Client) onDatagram(d []byte, at time.Time) (protocol.SnapshotHeader, bo
 		gap = int64(h.Tick) - int64(c.newestSnap)
 	}
 	c.render.arrived(at.Sub(c.epoch).Seconds()*float64(c.welcome.TickRate), h.Tick, gap)
-	c.stats.SnapshotLoss = c.render.loss(c.snapEvery)
+	c.interval = int64(h.Interval)
+	c.stats.SnapshotLoss = c.render.loss(c.interval)
 	c.clock.lossy = c.stats.SnapshotLoss > lossyPath
 	c.stats.SnapshotDelayP95 = time.Duration(c.render.late(0.95) * float64(c.dt))
 	c.newestSnap, c.haveSnap = h.Tick, true

@@ -95,7 +95,7 @@ func (c *Client) buildView() {
 	if a == nil {
 		return
 	}
-	if b != nil && int64(b.Tick)-int64(a.Tick) > c.snapEvery {
+	if b != nil && int64(b.Tick)-int64(a.Tick) > c.interval {
 		// A snapshot between them was lost: nobody knows where the players
 		// were in between, and a straight line through the gap would show
 		// them where they never stood (the server rewinds to where they

@@ -202,7 +202,7 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 		return Entity{ID: id, State: EntityState{Kind: kind, Team: team, Owner: owner, Weapon: weapon, Start: start,
 			Pos: QuantizeVec(pos), Vel: QuantizeVec(vel)}}
 	}
-	fullH = SnapshotHeader{Tick: 1001, Baseline: NoTick, InputAck: 1001, InputLead: 2, Margin: NoMargin,
+	fullH = SnapshotHeader{Tick: 1001, Baseline: NoTick, InputAck: 1001, InputLead: 2, Margin: NoMargin, Interval: 1,
 		Own: OwnState{Flags: OwnAlive, Pos: [3]float64{-19.25, 0, 12.5}, Health: 100, Shots: 7,
 			NSlots: 2, Slots: [MaxSlots]WeaponSlot{{Ready: 1003, Ammo: 29}, {Ready: 990, Ammo: 0, Reloading: true, Reloaded: 1030}}}}
 	full = State{Tick: 1001,
@@ -218,7 +218,7 @@ func vectorSnapshots() (fullH SnapshotHeader, full State, deltaH SnapshotHeader,
 			object(vecShield, KindShield, 1, vecBlue, 0, 1200, geom.V(-11, 0, 21), geom.V(2, 2.5, 0.25)),
 		},
 	}
-	deltaH = SnapshotHeader{Tick: 1004, Baseline: 1001, InputAck: 1003, InputLead: 3, Margin: 1 << 7, MarginTick: 1005, // input 1005 came half a tick early
+	deltaH = SnapshotHeader{Tick: 1004, Baseline: 1001, InputAck: 1003, InputLead: 3, Margin: 1 << 7, MarginTick: 1005, Interval: 2, // input 1005 came half a tick early
 		Own: OwnState{Flags: OwnAlive | OwnCrouched | OwnJumpHeld, Pos: [3]float64{-19.25, 0.4375, 12.8},
 			Vel: [3]float64{0, 3.25, 1.5}, Health: 62.5, Shots: 8,
 			NSlots: 2, Slots: [MaxSlots]WeaponSlot{{Ready: 1006, Ammo: 28}, {Ready: 990, Ammo: 0, Reloading: true, Reloaded: 1030}}},

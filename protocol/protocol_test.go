@@ -264,7 +264,7 @@ func TestSnapshotDeltaConverges(t *testing.T) {
 			world.Tick = tick // settle: nothing changes any more
 		}
 		var base *State
-		h := SnapshotHeader{Tick: tick, Baseline: NoTick, InputAck: tick - 1}
+		h := SnapshotHeader{Tick: tick, Baseline: NoTick, InputAck: tick - 1, Interval: 1}
 		if b, ok := serverKnown[acked]; ok {
 			base, h.Baseline = b, acked
 			deltas++
@@ -331,7 +331,7 @@ func TestSnapshotBudget(t *testing.T) {
 	}
 	buf := make([]byte, 0, SnapshotBufferSize)
 	var base *State
-	h := SnapshotHeader{Baseline: NoTick}
+	h := SnapshotHeader{Baseline: NoTick, Interval: 1}
 	for round := 1; ; round++ {
 		h.Tick = uint32(10 + round)
 		world.Tick = h.Tick
@@ -366,7 +366,7 @@ func TestSnapshotAllocatesNothing(t *testing.T) {
 	b := randomWorld(rng, 2, a)
 	known := &State{Players: make([]Entity, 0, 64), Objects: make([]Entity, 0, 64)}
 	buf := make([]byte, 0, SnapshotBufferSize)
-	h := SnapshotHeader{Tick: 2, Baseline: 1}
+	h := SnapshotHeader{Tick: 2, Baseline: 1, Interval: 1}
 	out := &State{Players: make([]Entity, 0, 64), Objects: make([]Entity, 0, 64)}
 	allocs := testing.AllocsPerRun(100, func() {
 		d := AppendSnapshot(buf[:0], &h, a, b, known)
@@ -383,7 +383,7 @@ func TestMalformedSnapshots(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	a := randomWorld(rng, 1, nil)
 	b := randomWorld(rng, 2, a)
-	h := SnapshotHeader{Tick: 2, Baseline: 1}
+	h := SnapshotHeader{Tick: 2, Baseline: 1, Interval: 1}
 	d := AppendSnapshot(nil, &h, a, b, &State{})
 	var gh SnapshotHeader
 	var out State
@@ -429,8 +429,8 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	a := randomWorld(rng, 1, nil)
 	b := randomWorld(rng, 2, a)
-	f.Add(AppendSnapshot(nil, &SnapshotHeader{Tick: 2, Baseline: 1}, a, b, &State{}), true)
-	f.Add(AppendSnapshot(nil, &SnapshotHeader{Tick: 2, Baseline: NoTick}, nil, b, &State{}), false)
+	f.Add(AppendSnapshot(nil, &SnapshotHeader{Tick: 2, Baseline: 1, Interval: 1}, a, b, &State{}), true)
+	f.Add(AppendSnapshot(nil, &SnapshotHeader{Tick: 2, Baseline: NoTick, Interval: 1}, nil, b, &State{}), false)
 	f.Fuzz(func(t *testing.T, d []byte, withBase bool) {
 		var h SnapshotHeader
 		var out State

@@ -109,7 +109,12 @@ type SnapshotHeader struct {
 	// when no new input arrived. The client's clock steers by it.
 	Margin     int16
 	MarginTick uint32
-	Own        OwnState
+	// Interval is how many ticks the server's snapshots to this client
+	// are apart at the rate in effect: tick_rate/snapshot_rate, twice that
+	// while flow control halves the rate. A longer gap between two
+	// snapshots is a loss; this one is not. Never 0.
+	Interval uint8
+	Own      OwnState
 	// Confirms are the player's recent hits the client has not acknowledged
 	// (snapshot_ack older than their tick), oldest first: a hit marker
 	// survives a lost packet without waiting for the control stream.
@@ -219,6 +224,7 @@ func AppendSnapshot(b []byte, h *SnapshotHeader, base, target, known *State) []b
 	b = append(b, byte(h.InputLead))
 	b = appendU16(b, uint16(h.Margin))
 	b = appendU32(b, h.MarginTick)
+	b = append(b, h.Interval)
 	b = append(b, h.Own.Flags)
 	for _, v := range h.Own.Pos {
 		b = appendF64(b, v)
@@ -421,6 +427,10 @@ func DecodeSnapshotHeader(d []byte, h *SnapshotHeader) error {
 	h.InputLead = int8(r.u8("input_lead"))
 	h.Margin = int16(r.u16("input_margin"))
 	h.MarginTick = r.u32("margin_tick")
+	h.Interval = r.u8("interval")
+	if r.err == nil && h.Interval == 0 {
+		r.fail(ReasonValue, "interval")
+	}
 	h.Own.Flags = r.u8("own.flags")
 	if r.err == nil && h.Own.Flags&^(OwnAlive|OwnCrouched|OwnJumpHeld) != 0 {
 		r.fail(ReasonValue, "own.flags")

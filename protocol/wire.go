@@ -8,10 +8,10 @@ import (
 
 // Version is the protocol version: the first byte of every datagram and a
 // field of Join and Welcome. A peer speaking another version is refused.
-const Version = 5
+const Version = 6
 
 // ALPN is the TLS application protocol a Rewind connection negotiates.
-const ALPN = "rewind/5"
+const ALPN = "rewind/6"
 
 // Datagram channels, as bits of Join.Channels and values of
 // Welcome.Channel: how inputs and snapshots travel.

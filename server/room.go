@@ -1100,6 +1100,10 @@ func (r *room) snapshot(mem *member, tick int64) {
 		hdr.Own.Slots[i] = protocol.WeaponSlot{Ready: uint32(max(w.Ready, 0)), Ammo: uint16(min(max(w.Ammo, 0), math.MaxUint16)),
 			Reloading: w.Reloading, Reloaded: uint32(max(w.Reloaded, 0))}
 	}
+	hdr.Interval = uint8(min(r.snap, 127))
+	if mem.halved {
+		hdr.Interval *= 2 // every other snapshot (snapshots)
+	}
 	hdr.Margin = protocol.NoMargin
 	if mem.hasMargin {
 		hdr.Margin = int16(min(max(math.Round(mem.margin*256), math.MinInt16+1), math.MaxInt16))

@@ -179,7 +179,7 @@ func BenchmarkSnapshots(b *testing.B) {
 	buf := make([]byte, 0, protocol.SnapshotBufferSize)
 	var known protocol.State
 	for _, m := range br.members {
-		h := protocol.SnapshotHeader{Tick: uint32(br.r.sim.Now() - 1), Baseline: protocol.NoTick}
+		h := protocol.SnapshotHeader{Tick: uint32(br.r.sim.Now() - 1), Baseline: protocol.NoTick, Interval: 1}
 		full += len(protocol.AppendSnapshot(buf[:0], &h, nil, &m.target, &known))
 	}
 	b.ReportMetric(float64(full)/12*float64(br.r.cfg.SnapshotRate)*8/1000, "full-kbit/s/client")

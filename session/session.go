@@ -24,6 +24,12 @@ type Config struct {
 	// Events is how many events wait for Events before newer ones are
 	// dropped (and counted in Stats.EventsDropped); default 256.
 	Events int
+	// OnTick, when set, runs on the tick loop's goroutine at every client
+	// tick, with the view the client shows, before the session takes the
+	// intent for the tick: a host that mirrors the session where the game
+	// reads it (librewind, in C memory) copies the view and the events and
+	// sets the intent there. It must not keep v.
+	OnTick func(v *client.View)
 }
 
 // Status is where a session is.
@@ -243,6 +249,9 @@ func (s *Session) SetIntent(in Intent) {
 // the client shows at this tick for Frame, and takes the latest intent,
 // with the buttons pressed since the last tick.
 func (s *Session) Intent(v *client.View) Intent {
+	if s.cfg.OnTick != nil {
+		s.cfg.OnTick(v)
+	}
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -258,3 +258,53 @@ func TestRoomMeasuresRoundTrip(t *testing.T) {
 		t.Errorf("on loopback, the room measured %v; want under a tick and some", r)
 	}
 }
+
+// While flow control halves a client's snapshot rate, its snapshots say so
+// (their interval): the client counts no loss, and draws the other players
+// moving between snapshots rather than holding them still across every
+// other gap, as it would across a lost snapshot.
+func TestHalvedSnapshotRateIsNoLoss(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c *server.Config) {
+		c.Datagrams.BadRTT = 30 * time.Millisecond // the shim's 80 ms is a bad path
+		c.Datagrams.Recover = time.Hour
+	})
+	far := shim(t, srv, 80*time.Millisecond, 0, 0, 7)
+	target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "halved", Name: "target", Team: 1, Input: strafer(10)})
+	var held, moved atomic.Int64
+	var last geom.Vec3
+	watch := scripted(func(v *client.View) client.Intent {
+		for _, p := range v.Players {
+			if p.ID == target.ID() {
+				if p.Pos == last {
+					held.Add(1)
+				} else {
+					moved.Add(1)
+				}
+				last = p.Pos
+			}
+		}
+		return client.Intent{}
+	})
+	watcher := dial(t, srv, client.Config{Addr: far, Room: "halved", Name: "watcher", Team: 2, Input: watch})
+	stop := start(target, watcher)
+	defer stop()
+	waitTicks(t, srv, "halved", 60) // the server measures the round trip, and halves the rate
+	from, fromTick := playerStats(t, srv, "halved", watcher.ID()).Snapshots, roomStats(t, srv, "halved").Tick
+	held.Store(0)
+	moved.Store(0)
+	waitTicks(t, srv, "halved", 100)
+	to, toTick := playerStats(t, srv, "halved", watcher.ID()).Snapshots, roomStats(t, srv, "halved").Tick
+	st := watcher.Stats()
+	rate := float64(to-from) / float64(toTick-fromTick)
+	t.Logf("%.2f snapshots a tick; snapshot loss %.3f; the target held still in %d views, moved in %d", rate, st.SnapshotLoss, held.Load(), moved.Load())
+	if rate > 0.6 {
+		t.Fatalf("%.2f snapshots a tick: flow control did not halve the rate, the test tests nothing", rate)
+	}
+	if st.SnapshotLoss > 0.05 {
+		t.Errorf("snapshot loss %.3f on a lossless path: the halved rate was read as loss", st.SnapshotLoss)
+	}
+	if h, m := held.Load(), moved.Load(); m == 0 || float64(h) > 0.1*float64(h+m) {
+		t.Errorf("the strafing target held still in %d of %d views", h, h+m)
+	}
+}

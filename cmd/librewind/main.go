@@ -1,28 +1,32 @@
-// Command librewind is the Rewind client as a C library: package session
-// behind the C ABI that rewind.h declares.
+// Command librewind is the Rewind client as a C library: rewind.h's API
+// over package session.
 //
 // Build it with
 //
-//	go build -buildmode=c-shared -o librewind.so ./cmd/librewind  # Linux, Android; .dll, .dylib elsewhere
+//	go build -buildmode=c-shared -o librewind.so ./cmd/librewind  # Linux, Android; rewind.dll, librewind.dylib elsewhere
 //	go build -buildmode=c-archive -o librewind.a ./cmd/librewind  # iOS, static linking
 //
 // and compile against rewind.h (not the header the Go tool writes beside the
-// library: rewind.h is the documented, versioned one, and this file
-// includes it, so the compiler holds the two to the same types).
-// docs/engines.md is the guide.
+// library, which declares nothing: the API is C). docs/engines.md is the
+// guide.
+//
+// The library has two halves. The API (core.c) is C: a game's calls read
+// and write a session's mailbox in C memory and queue connect and close
+// requests, and never run Go code on the game's threads. This file is the
+// other half: a goroutine takes the requests, and each session's own
+// goroutines fill its mailbox at every client tick (OnTick), so the game
+// reads a frame without waiting for the network or meeting Go's runtime.
 package main
 
 /*
 #include <stdlib.h>
-#include <string.h>
-#include "rewind.h"
+#include "core.h"
 */
 import "C"
 
 import (
+	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -32,101 +36,70 @@ import (
 
 func main() {} // a library: c-shared and c-archive need a main package
 
-// handles are the live sessions by handle. A handle is never reused, so a
-// stale one finds nothing.
-type handles struct {
-	mu   sync.Mutex
-	next uint64
-	live map[uint64]*entry
+func init() {
+	C.rwcore_fix_gc_signals()
+	go serve()
 }
 
-// entry is a session and what the C calls need beside it: buffers the
-// session writes into before they are copied out, grown to the largest
-// request.
-type entry struct {
-	mu      sync.Mutex // serializes the calls on one session
+// serve takes the API's requests, in order, for as long as the library is
+// loaded.
+func serve() {
+	live := map[*C.rwcore_mailbox]*session.Session{}
+	for {
+		var kind C.int
+		mb := C.rwcore_next_request(&kind)
+		switch kind {
+		case C.RWCORE_CONNECT:
+			m := &mirror{mb: mb}
+			s, err := session.Start(m.config())
+			if err != nil {
+				m.closed(session.Event{Kind: session.EventClosed, Code: session.CloseError, Name: err.Error()}, err)
+				C.rwcore_release(mb) // the Go half's
+				break
+			}
+			m.s, live[mb] = s, s
+			go m.run()
+		case C.RWCORE_CLOSE:
+			if s := live[mb]; s != nil {
+				s.Close()
+				delete(live, mb)
+			}
+		}
+		C.rwcore_release(mb) // the request's
+	}
+}
+
+// mirror copies a session into its mailbox.
+type mirror struct {
+	mb      *C.rwcore_mailbox
 	s       *session.Session
-	players []session.Player
-	objects []session.Object
+	matched bool
+	players []C.rw_player
+	objects []C.rw_object
 	events  []session.Event
+	ev      C.rw_event
 }
 
-// table is the library's one mutable global: the C ABI names sessions by
-// number, so something must map numbers to sessions.
-var table = handles{live: map[uint64]*entry{}}
-
-func (h *handles) add(s *session.Session) uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.next++
-	h.live[h.next] = &entry{s: s}
-	return h.next
-}
-
-func (h *handles) get(id C.rw_session) *entry {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.live[uint64(id)]
-}
-
-func (h *handles) remove(id C.rw_session) *entry {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	e := h.live[uint64(id)]
-	delete(h.live, uint64(id))
-	return e
-}
-
-// guard turns a panic into RW_ERR_INTERNAL: a fault in the library must not
-// take the game down with it.
-func guard(r *C.rw_result) {
-	if recover() != nil {
-		*r = C.RW_ERR_INTERNAL
+// config is the session's config from the mailbox's copy of the game's.
+func (m *mirror) config() session.Config {
+	c := &m.mb.cfg
+	sc := session.Config{Config: client.Config{
+		Addr: C.GoString(c.addr), Token: goString(c.token), Room: goString(c.room), Name: goString(c.name),
+		Class: goString(c.class_name), Team: uint8(c.team), InsecureSkipVerify: c.insecure_skip_verify != 0,
+		Level: goString(c.level_name), InterpDelay: time.Duration(c.interp_delay_ms) * time.Millisecond,
+	}, DialTimeout: time.Duration(c.dial_timeout_ms) * time.Millisecond, Events: int(c.events), OnTick: m.tick}
+	if c.has_cert != 0 {
+		sc.ServerCertSHA256 = C.GoBytes(unsafe.Pointer(&c.cert[0]), C.int(len(c.cert)))
 	}
-}
-
-//export rw_api_version
-func rw_api_version() C.int32_t { return C.RW_API_VERSION }
-
-//export rw_struct_size
-func rw_struct_size(id C.int32_t) C.int32_t {
-	switch id {
-	case C.RW_STRUCT_CONFIG:
-		return C.sizeof_rw_config
-	case C.RW_STRUCT_INTENT:
-		return C.sizeof_rw_intent
-	case C.RW_STRUCT_SELF:
-		return C.sizeof_rw_self
-	case C.RW_STRUCT_PLAYER:
-		return C.sizeof_rw_player
-	case C.RW_STRUCT_OBJECT:
-		return C.sizeof_rw_object
-	case C.RW_STRUCT_FRAME:
-		return C.sizeof_rw_frame
-	case C.RW_STRUCT_EVENT:
-		return C.sizeof_rw_event
-	case C.RW_STRUCT_STATS:
-		return C.sizeof_rw_stats
-	case C.RW_STRUCT_MATCH:
-		return C.sizeof_rw_match
-	case C.RW_STRUCT_WEAPON:
-		return C.sizeof_rw_weapon
+	if c.level_data != nil {
+		sc.LevelData = C.GoBytes(unsafe.Pointer(c.level_data), C.int(c.level_size))
 	}
-	return 0
-}
-
-// writeString copies s into the C buffer buf of size bytes, NUL-terminated
-// and cut to fit (nothing when buf is NULL or size 0).
-func writeString(buf *C.char, size C.size_t, s string) {
-	if buf == nil || size == 0 {
-		return
+	if c.quic_datagrams_only != 0 {
+		sc.Channel = "quic"
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(size))
-	n := copy(b[:len(b)-1], s)
-	b[n] = 0
+	return sc
 }
 
-// goString is a C string as Go's, "" for NULL.
 func goString(s *C.char) string {
 	if s == nil {
 		return ""
@@ -134,94 +107,150 @@ func goString(s *C.char) string {
 	return C.GoString(s)
 }
 
-//export rw_connect
-func rw_connect(cfg *C.rw_config, out *C.rw_session, errBuf *C.char, errSize C.size_t) (r C.rw_result) {
-	defer guard(&r)
-	fail := func(msg string) C.rw_result {
-		writeString(errBuf, errSize, msg)
-		return C.RW_ERR_ARGUMENT
+// run waits for the session to end, and leaves its last events and why it
+// ended in the mailbox.
+func (m *mirror) run() {
+	m.s.Wait(context.Background())
+	m.drain()
+	m.closed(session.Event{Kind: session.EventClosed, Name: "closed"}, m.s.Err())
+	C.rwcore_release(m.mb) // the Go half's
+}
+
+// tick runs on the session's tick loop: the game's intent in, the view,
+// the events, the counters and (once) the match out.
+func (m *mirror) tick(v *client.View) {
+	var in C.rw_intent
+	C.rwcore_take_intent(m.mb, &in)
+	m.s.SetIntent(session.Intent{MoveX: float64(in.move_x), MoveZ: float64(in.move_z), Yaw: float64(in.yaw), Pitch: float64(in.pitch),
+		Weapon: uint8(in.weapon), Fire: in.fire != 0, Reload: in.reload != 0, Jump: in.jump != 0, Crouch: in.crouch != 0, Sprint: in.sprint != 0})
+	if !m.matched {
+		m.match()
 	}
-	if cfg == nil || out == nil {
-		return fail("rw_connect: cfg and out must not be NULL")
+	m.publish(v)
+	m.drain()
+	st := m.s.Stats()
+	cs := C.rw_stats{status: C.int32_t(st.Status), rtt_ms: C.double(float64(st.RTT) / 1e6), snapshot_loss: C.double(st.SnapshotLoss),
+		server_tick: C.uint32_t(st.ServerTick), ticks: C.uint64_t(st.Ticks), snapshots: C.uint64_t(st.Snapshots),
+		snapshots_dropped: C.uint64_t(st.SnapshotsDropped), corrections: C.uint64_t(st.Corrections), shots_fired: C.uint64_t(st.ShotsFired),
+		hits_confirmed: C.uint64_t(st.HitsConfirmed), hits_clamped: C.uint64_t(st.HitsClamped), kills: C.uint64_t(st.Kills),
+		deaths: C.uint64_t(st.Deaths), bytes_in: C.uint64_t(st.BytesIn), bytes_out: C.uint64_t(st.BytesOut),
+		interp_ms: C.double(float64(st.Interp) / 1e6)}
+	C.rwcore_set_stats(m.mb, &cs)
+}
+
+// publish copies the view the client shows into the mailbox.
+func (m *mirror) publish(v *client.View) {
+	m.players = m.players[:0]
+	for _, p := range v.Players {
+		m.players = append(m.players, C.rw_player{id: C.uint32_t(p.ID), team: C.uint8_t(p.Team), alive: flag(p.Alive),
+			crouched: flag(p.Crouched), health: C.uint8_t(p.Health), pos: vec3(p.Pos.Array()), yaw: C.double(p.Yaw), pitch: C.double(p.Pitch)})
 	}
-	sc, err := sessionConfig(cfg)
+	m.objects = m.objects[:0]
+	for _, o := range v.Objects {
+		m.objects = append(m.objects, C.rw_object{id: C.uint32_t(o.ID), owner: C.uint32_t(o.Owner), kind: C.uint8_t(o.Kind),
+			team: C.uint8_t(o.Team), weapon: C.uint8_t(o.Weapon), pos: vec3(o.Pos.Array()), vel: vec3(o.Vel.Array())})
+	}
+	mo := &v.Self.Motion
+	rate := max(int(v.Welcome.TickRate), 1)
+	hdr := C.rwcore_view{tick: C.int64_t(v.Tick), dt_ns: C.int64_t(time.Second / time.Duration(rate)), render_time: C.double(v.RenderTime),
+		tick_rate: C.int32_t(rate), self: C.rw_self{id: C.uint32_t(v.Self.ID), team: C.uint8_t(v.Self.Team), alive: flag(v.Self.Alive),
+			crouched: flag(mo.Crouched), on_ground: flag(mo.OnGround), health: C.float(v.Self.Health), pos: vec3(v.Self.Pos.Array()),
+			vel: vec3(mo.Vel.Array()), yaw: C.double(v.Self.Yaw), pitch: C.double(v.Self.Pitch)}}
+	var pp *C.rw_player
+	if len(m.players) > 0 {
+		pp = &m.players[0]
+	}
+	var op *C.rw_object
+	if len(m.objects) > 0 {
+		op = &m.objects[0]
+	}
+	C.rwcore_publish(m.mb, &hdr, pp, C.int32_t(len(m.players)), op, C.int32_t(len(m.objects)))
+}
+
+// match leaves the match joined in the mailbox, once the session plays.
+func (m *mirror) match() {
+	w, ok := m.s.Welcome()
+	if !ok {
+		return
+	}
+	cm := C.rw_match{player: C.uint32_t(w.Player), team: C.uint8_t(w.Team), tick_rate: C.int32_t(w.TickRate),
+		radius: C.double(w.Radius), height: C.double(w.Height), crouch_height: C.double(w.CrouchHeight), head_height: C.double(w.HeadHeight),
+		eye_height: C.double(w.EyeHeight), crouch_eye_height: C.double(w.CrouchEyeHeight), weapons: C.int32_t(len(w.Weapons))}
+	for i, id := range w.Loadout[:min(len(w.Loadout), len(cm.loadout))] {
+		cm.loadout[i] = C.uint8_t(id)
+		cm.loadout_count++
+	}
+	writeString(cm.level[:], w.Level)
+	writeString(cm.room[:], w.Room)
+	writeString(cm.class_name[:], w.Class)
+	weapons := make([]C.rw_weapon, max(len(w.Weapons), 1))
+	for i, wi := range w.Weapons {
+		weapons[i] = C.rw_weapon{damage: C.double(wi.Damage), hit_range: C.double(wi.Range), speed: C.double(wi.Speed),
+			spread: C.double(wi.Spread), pellets: C.int32_t(max(wi.Pellets, 1)), fire_interval_ticks: C.int32_t(wi.FireInterval),
+			magazine: C.int32_t(wi.Magazine), reload_ticks: C.int32_t(wi.ReloadTicks)}
+		writeString(weapons[i].name[:], wi.Name)
+		writeString(weapons[i].kind[:], wi.Kind)
+	}
+	C.rwcore_set_match(m.mb, &cm, &weapons[0], C.int32_t(len(w.Weapons)))
+	m.matched = true
+}
+
+// drain moves the session's events, but the last (Closed), to the mailbox.
+func (m *mirror) drain() {
+	if m.events == nil {
+		m.events = make([]session.Event, 64)
+	}
+	for {
+		n := m.s.Events(m.events)
+		if n == 0 {
+			return
+		}
+		for _, ev := range m.events[:n] {
+			if ev.Kind == session.EventClosed {
+				continue // run leaves it, with the error
+			}
+			m.event(&ev)
+			C.rwcore_push_event(m.mb, &m.ev)
+		}
+	}
+}
+
+// event fills m.ev with ev.
+func (m *mirror) event(ev *session.Event) {
+	m.ev = C.rw_event{kind: C.uint8_t(ev.Kind), weapon: C.uint8_t(ev.Weapon), flags: C.uint8_t(ev.Flags), reason: C.uint8_t(ev.Reason),
+		via_snapshot: flag(ev.ViaSnapshot), team: C.uint8_t(ev.Team), shot: C.uint16_t(ev.Shot), tick: C.uint32_t(ev.Tick),
+		player: C.uint32_t(ev.Player), other: C.uint32_t(ev.Other), damage: C.float(ev.Damage), pos: vec3(ev.Pos.Array()),
+		yaw: C.double(ev.Yaw), code: C.uint64_t(ev.Code)}
+	writeString(m.ev.name[:], ev.Name)
+}
+
+// closed leaves the end of the session in the mailbox: the Closed event,
+// with the server's close code and reason, or CloseError and err's text.
+func (m *mirror) closed(ev session.Event, err error) {
+	var ce *client.CloseError
+	switch {
+	case errors.As(err, &ce):
+		ev.Code, ev.Name = ce.Code, ce.Reason
+	case err != nil:
+		ev.Code, ev.Name = session.CloseError, err.Error()
+	}
+	m.event(&ev)
+	msg := ""
 	if err != nil {
-		return fail(err.Error())
+		msg = err.Error()
 	}
-	s, err := session.Start(sc)
-	if err != nil {
-		return fail(err.Error())
-	}
-	*out = C.rw_session(table.add(s))
-	writeString(errBuf, errSize, "")
-	return C.RW_OK
+	cmsg := C.CString(msg)
+	defer C.free(unsafe.Pointer(cmsg))
+	C.rwcore_close(m.mb, &m.ev, cmsg, C.size_t(len(msg)))
 }
 
-// sessionConfig reads cfg, copying everything it points to.
-func sessionConfig(cfg *C.rw_config) (session.Config, error) {
-	sc := session.Config{Config: client.Config{
-		Addr: goString(cfg.addr), Token: goString(cfg.token),
-		Room: goString(cfg.room), Name: goString(cfg.name), Class: goString(cfg.class_name), Team: uint8(cfg.team),
-		InsecureSkipVerify: cfg.insecure_skip_verify != 0,
-		Level:              goString(cfg.level_name),
-	}}
-	if sc.Addr == "" {
-		return sc, errors.New("rw_config.addr: empty")
+// writeString copies s into a C char array, NUL-terminated and cut to fit.
+func writeString(buf []C.char, s string) {
+	n := min(len(s), len(buf)-1)
+	for i := range n {
+		buf[i] = C.char(s[i])
 	}
-	if cfg.cert_sha256 != nil {
-		sc.ServerCertSHA256 = C.GoBytes(unsafe.Pointer(cfg.cert_sha256), 32)
-	}
-	if cfg.level_data != nil {
-		if cfg.level_size == 0 || cfg.level_size > 1<<30 {
-			return sc, fmt.Errorf("rw_config.level_size: %d bytes with level_data set", cfg.level_size)
-		}
-		sc.LevelData = C.GoBytes(unsafe.Pointer(cfg.level_data), C.int(cfg.level_size))
-	}
-	for _, f := range []struct {
-		name string
-		v    C.int32_t
-		into *time.Duration
-	}{{"interp_delay_ms", cfg.interp_delay_ms, &sc.InterpDelay}, {"dial_timeout_ms", cfg.dial_timeout_ms, &sc.DialTimeout}} {
-		if f.v < 0 {
-			return sc, fmt.Errorf("rw_config.%s: %d is negative", f.name, f.v)
-		}
-		*f.into = time.Duration(f.v) * time.Millisecond
-	}
-	if cfg.quic_datagrams_only != 0 {
-		sc.Channel = "quic"
-	}
-	if cfg.events < 0 {
-		return sc, fmt.Errorf("rw_config.events: %d is negative", cfg.events)
-	}
-	sc.Events = int(cfg.events)
-	return sc, nil
-}
-
-// call runs f on the session s, serialized with the other calls on it.
-func call(s C.rw_session, f func(e *entry) C.rw_result) (r C.rw_result) {
-	defer guard(&r)
-	e := table.get(s)
-	if e == nil {
-		return C.RW_ERR_HANDLE
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return f(e)
-}
-
-//export rw_set_intent
-func rw_set_intent(s C.rw_session, in *C.rw_intent) C.rw_result {
-	if in == nil {
-		return C.RW_ERR_ARGUMENT
-	}
-	return call(s, func(e *entry) C.rw_result {
-		if e.s.Status() == session.Closed {
-			return C.RW_ERR_CLOSED
-		}
-		e.s.SetIntent(session.Intent{MoveX: float64(in.move_x), MoveZ: float64(in.move_z), Yaw: float64(in.yaw), Pitch: float64(in.pitch),
-			Weapon: uint8(in.weapon), Fire: in.fire != 0, Reload: in.reload != 0, Jump: in.jump != 0, Crouch: in.crouch != 0, Sprint: in.sprint != 0})
-		return C.RW_OK
-	})
+	buf[n] = 0
 }
 
 func vec3(v [3]float64) C.rw_vec3 {
@@ -233,173 +262,4 @@ func flag(b bool) C.uint8_t {
 		return 1
 	}
 	return 0
-}
-
-//export rw_read_frame
-func rw_read_frame(s C.rw_session, f *C.rw_frame, players *C.rw_player, playersCap C.int32_t, objects *C.rw_object, objectsCap C.int32_t) C.rw_result {
-	if f == nil || playersCap < 0 || objectsCap < 0 || (players == nil && playersCap > 0) || (objects == nil && objectsCap > 0) {
-		return C.RW_ERR_ARGUMENT
-	}
-	return call(s, func(e *entry) C.rw_result {
-		e.players = grow(e.players, int(playersCap))
-		e.objects = grow(e.objects, int(objectsCap))
-		var gf session.Frame
-		np, no := e.s.Frame(&gf, e.players, e.objects)
-		sf := &gf.Self
-		*f = C.rw_frame{status: C.int32_t(gf.Status), tick_rate: C.int32_t(gf.TickRate), tick: C.int64_t(gf.Tick),
-			alpha: C.double(gf.Alpha), render_time: C.double(gf.RenderTime), players: C.int32_t(gf.Players), objects: C.int32_t(gf.Objects),
-			self: C.rw_self{id: C.uint32_t(sf.ID), team: C.uint8_t(sf.Team), alive: flag(sf.Alive), crouched: flag(sf.Crouched),
-				on_ground: flag(sf.OnGround), health: C.float(sf.Health), pos: vec3(sf.Pos.Array()), vel: vec3(sf.Vel.Array()),
-				yaw: C.double(sf.Yaw), pitch: C.double(sf.Pitch)}}
-		if np > 0 {
-			out := unsafe.Slice(players, np)
-			for i, p := range e.players[:np] {
-				out[i] = C.rw_player{id: C.uint32_t(p.ID), team: C.uint8_t(p.Team), alive: flag(p.Alive), crouched: flag(p.Crouched),
-					health: C.uint8_t(p.Health), pos: vec3(p.Pos.Array()), yaw: C.double(p.Yaw), pitch: C.double(p.Pitch)}
-			}
-		}
-		if no > 0 {
-			out := unsafe.Slice(objects, no)
-			for i, o := range e.objects[:no] {
-				out[i] = C.rw_object{id: C.uint32_t(o.ID), owner: C.uint32_t(o.Owner), kind: C.uint8_t(o.Kind), team: C.uint8_t(o.Team),
-					weapon: C.uint8_t(o.Weapon), pos: vec3(o.Pos.Array()), vel: vec3(o.Vel.Array())}
-			}
-		}
-		return C.RW_OK
-	})
-}
-
-// grow returns b with length n, reusing its storage when it has room. It
-// is kept out of line so that its allocation, on growth only, is its own
-// (TestFrameCallsDoNotEscape).
-//
-//go:noinline
-func grow[T any](b []T, n int) []T {
-	if cap(b) < n {
-		return make([]T, n)
-	}
-	return b[:n]
-}
-
-//export rw_poll_events
-func rw_poll_events(s C.rw_session, events *C.rw_event, capacity C.int32_t, n *C.int32_t) C.rw_result {
-	if n == nil || capacity < 0 || (events == nil && capacity > 0) {
-		return C.RW_ERR_ARGUMENT
-	}
-	*n = 0
-	return call(s, func(e *entry) C.rw_result {
-		e.events = grow(e.events, int(capacity))
-		k := e.s.Events(e.events)
-		if k == 0 {
-			return C.RW_OK
-		}
-		out := unsafe.Slice(events, k)
-		for i, ev := range e.events[:k] {
-			out[i] = C.rw_event{kind: C.uint8_t(ev.Kind), weapon: C.uint8_t(ev.Weapon), flags: C.uint8_t(ev.Flags), reason: C.uint8_t(ev.Reason),
-				via_snapshot: flag(ev.ViaSnapshot), team: C.uint8_t(ev.Team), shot: C.uint16_t(ev.Shot), tick: C.uint32_t(ev.Tick),
-				player: C.uint32_t(ev.Player), other: C.uint32_t(ev.Other), damage: C.float(ev.Damage), pos: vec3(ev.Pos.Array()),
-				yaw: C.double(ev.Yaw), code: C.uint64_t(ev.Code)}
-			writeString(&out[i].name[0], C.size_t(len(out[i].name)), ev.Name)
-			e.events[i] = session.Event{} // let go of the name
-		}
-		*n = C.int32_t(k)
-		return C.RW_OK
-	})
-}
-
-//export rw_read_stats
-func rw_read_stats(s C.rw_session, st *C.rw_stats) C.rw_result {
-	if st == nil {
-		return C.RW_ERR_ARGUMENT
-	}
-	return call(s, func(e *entry) C.rw_result {
-		gs := e.s.Stats()
-		*st = C.rw_stats{status: C.int32_t(gs.Status), rtt_ms: C.double(float64(gs.RTT) / 1e6), snapshot_loss: C.double(gs.SnapshotLoss),
-			server_tick: C.uint32_t(gs.ServerTick), ticks: C.uint64_t(gs.Ticks), snapshots: C.uint64_t(gs.Snapshots),
-			snapshots_dropped: C.uint64_t(gs.SnapshotsDropped), corrections: C.uint64_t(gs.Corrections), shots_fired: C.uint64_t(gs.ShotsFired),
-			hits_confirmed: C.uint64_t(gs.HitsConfirmed), hits_clamped: C.uint64_t(gs.HitsClamped), kills: C.uint64_t(gs.Kills),
-			deaths: C.uint64_t(gs.Deaths), bytes_in: C.uint64_t(gs.BytesIn), bytes_out: C.uint64_t(gs.BytesOut),
-			events_dropped: C.uint64_t(gs.EventsDropped), interp_ms: C.double(float64(gs.Interp) / 1e6)}
-		return C.RW_OK
-	})
-}
-
-//export rw_read_match
-func rw_read_match(s C.rw_session, m *C.rw_match) C.rw_result {
-	if m == nil {
-		return C.RW_ERR_ARGUMENT
-	}
-	return call(s, func(e *entry) C.rw_result {
-		w, ok := e.s.Welcome()
-		if !ok {
-			if e.s.Status() == session.Closed {
-				return C.RW_ERR_CLOSED
-			}
-			return C.RW_ERR_NOT_YET
-		}
-		*m = C.rw_match{player: C.uint32_t(w.Player), team: C.uint8_t(w.Team), tick_rate: C.int32_t(w.TickRate),
-			radius: C.double(w.Radius), height: C.double(w.Height), crouch_height: C.double(w.CrouchHeight), head_height: C.double(w.HeadHeight),
-			eye_height: C.double(w.EyeHeight), crouch_eye_height: C.double(w.CrouchEyeHeight), weapons: C.int32_t(len(w.Weapons))}
-		for i, id := range w.Loadout[:min(len(w.Loadout), len(m.loadout))] {
-			m.loadout[i] = C.uint8_t(id)
-			m.loadout_count++
-		}
-		writeString(&m.level[0], C.size_t(len(m.level)), w.Level)
-		writeString(&m.room[0], C.size_t(len(m.room)), w.Room)
-		writeString(&m.class_name[0], C.size_t(len(m.class_name)), w.Class)
-		return C.RW_OK
-	})
-}
-
-//export rw_read_weapon
-func rw_read_weapon(s C.rw_session, id C.int32_t, wp *C.rw_weapon) C.rw_result {
-	if wp == nil {
-		return C.RW_ERR_ARGUMENT
-	}
-	return call(s, func(e *entry) C.rw_result {
-		w, ok := e.s.Welcome()
-		switch {
-		case !ok && e.s.Status() == session.Closed:
-			return C.RW_ERR_CLOSED
-		case !ok:
-			return C.RW_ERR_NOT_YET
-		case id < 0 || int(id) >= len(w.Weapons):
-			return C.RW_ERR_ARGUMENT
-		}
-		wi := &w.Weapons[id]
-		*wp = C.rw_weapon{damage: C.double(wi.Damage), hit_range: C.double(wi.Range), speed: C.double(wi.Speed), spread: C.double(wi.Spread),
-			pellets: C.int32_t(max(wi.Pellets, 1)), fire_interval_ticks: C.int32_t(wi.FireInterval), magazine: C.int32_t(wi.Magazine),
-			reload_ticks: C.int32_t(wi.ReloadTicks)}
-		writeString(&wp.name[0], C.size_t(len(wp.name)), wi.Name)
-		writeString(&wp.kind[0], C.size_t(len(wp.kind)), wi.Kind)
-		return C.RW_OK
-	})
-}
-
-//export rw_session_error
-func rw_session_error(s C.rw_session, buf *C.char, size C.size_t, length *C.size_t) C.rw_result {
-	return call(s, func(e *entry) C.rw_result {
-		msg := ""
-		if err := e.s.Err(); err != nil {
-			msg = err.Error()
-		}
-		writeString(buf, size, msg)
-		if length != nil {
-			*length = C.size_t(len(msg))
-		}
-		return C.RW_OK
-	})
-}
-
-//export rw_close
-func rw_close(s C.rw_session) (r C.rw_result) {
-	defer guard(&r)
-	e := table.remove(s)
-	if e == nil {
-		return C.RW_ERR_HANDLE
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.s.Close()
-	return C.RW_OK
 }

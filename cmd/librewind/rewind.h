@@ -26,17 +26,23 @@
  *  - Never blocking. No call waits for the network: rw_connect returns at
  *    once and the session connects in the background (rw_read_frame's status
  *    says when it plays); the library's own threads run the connection and
- *    the client's fixed-rate tick. A call holds the session's lock only
- *    for a copy.
+ *    the client's fixed-rate tick, and leave what to draw in C memory that
+ *    the calls read. A call holds the session's lock only for a copy.
+ *  - No Go on the caller's thread. The calls are C: they never run the Go
+ *    code inside the library on the game's threads, so a host runtime that
+ *    stops its threads to collect garbage never finds one inside Go.
  *  - Threads. Every function may be called from any thread, and calls on
  *    one session from several threads are serialized. The library never
  *    calls back into the caller: the caller polls.
- *  - Memory. Once a session has seen its largest room, rw_read_frame,
- *    rw_set_intent, rw_poll_events and rw_read_stats allocate nothing.
- *  - Hosting. librewind contains the Go runtime, which installs signal
- *    handlers (docs/engines.md, "Inside another runtime"): a host that
- *    installs its own handlers after loading librewind must set SA_ONSTACK
- *    on them, and librewind cannot be unloaded (dlclose) once loaded.
+ *  - Memory. rw_read_frame, rw_set_intent, rw_poll_events and rw_read_stats
+ *    allocate nothing.
+ *  - Hosting. librewind contains Go's runtime, which starts when the
+ *    library loads and sets up signal handlers (docs/engines.md, "Inside
+ *    another runtime"): a handler the host installs after loading librewind
+ *    must have SA_ONSTACK; librewind takes SA_ONSTACK back off the handlers
+ *    of SIGPWR and SIGXCPU, Boehm's garbage collector's; one process holds
+ *    one Go runtime (no second Go library); and librewind cannot be
+ *    unloaded (dlclose).
  *
  * Units: metres, seconds, radians. The world's Y axis is up; a yaw of 0
  * faces +Z and grows toward +X (a player facing yaw looks along
@@ -314,9 +320,11 @@ static inline const char *rw_result_string(rw_result r)
 	return "unknown result code";
 }
 
-/* rw_connect checks cfg and starts connecting in the background; *out is
- * the new session. On RW_ERR_ARGUMENT, err (of err_size bytes, may be
- * NULL) says which field. */
+/* rw_connect checks cfg's fields and starts connecting in the background;
+ * *out is the new session. On RW_ERR_ARGUMENT, err (of err_size bytes, may
+ * be NULL) says which field. What only the connection can find wrong (a
+ * level file that does not load, a refused join, no server) closes the
+ * session: RW_EVENT_CLOSED, and rw_session_error says why. */
 rw_result rw_connect(rw_config *cfg, rw_session *out, char *err, size_t err_size);
 
 /* rw_set_intent sets what the player does from the next client tick on. */

@@ -26,10 +26,29 @@ var librewind struct {
 	err  error
 }
 
+// trackInputs reads the files the engines' tests hand to other programs
+// (the Go tool, cc, mcs), so that go test knows them as the tests' inputs
+// and does not answer from its cache after one of them changed.
+func trackInputs(t *testing.T, globs ...string) {
+	t.Helper()
+	for _, g := range globs {
+		files, err := filepath.Glob(g)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no files match %s: %v", g, err)
+		}
+		for _, f := range files {
+			if _, err := os.ReadFile(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // buildLibrewind builds librewind as a shared library (the command
 // docs/engines.md gives) into a directory of its own, once per test binary.
 func buildLibrewind(t *testing.T) string {
 	t.Helper()
+	trackInputs(t, "../librewind/*.go", "../librewind/*.[ch]", "../../session/*.go", "../../client/*.go")
 	librewind.once.Do(func() {
 		dir, err := os.MkdirTemp("", "librewind")
 		if err != nil {
@@ -166,6 +185,7 @@ func TestLibrewindFromC(t *testing.T) {
 	}
 	t.Parallel()
 	lib := buildLibrewind(t)
+	trackInputs(t, "../../examples/c/play.c")
 	bin := filepath.Join(t.TempDir(), "play")
 	cc := exec.Command("cc", "-O2", "-Wall", "-Wextra", "-Werror", "-std=c11", "-I../librewind", "-o", bin, "../../examples/c/play.c",
 		"-L"+lib, "-lrewind", "-Wl,-rpath,"+lib, "-lm")
@@ -178,35 +198,49 @@ func TestLibrewindFromC(t *testing.T) {
 }
 
 // requireMonoEnv makes the C# test fail, rather than skip, where Mono is
-// missing: CI installs Mono (Debian's mono-mcs and mono-runtime) and sets it.
+// missing: CI installs Mono (Debian's mono-mcs, mono-runtime and
+// mono-runtime-boehm) and sets it.
 const requireMonoEnv = "REWIND_REQUIRE_MONO"
 
 // The C# binding's console example, compiled with mcs and run under Mono
 // (the runtime of Unity's scripting) with librewind loaded into its
 // process, plays a real server: its hits are confirmed, its frame calls
 // allocate nothing on the managed heap, and a server that goes away closes
-// its session without blocking a frame.
+// its session without blocking a frame. It runs under both of Mono's
+// garbage collectors: SGen, Mono's own, and Boehm's, which Unity's Mono and
+// IL2CPP use and which stops threads with signals that Go's runtime, once
+// loaded, would have run on the threads' small alternate stacks
+// (docs/engines.md, "Inside another runtime").
 func TestLibrewindFromCSharpUnderMono(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds librewind and plays for seconds")
 	}
-	mcs, errMcs := exec.LookPath("mcs")
-	mono, errMono := exec.LookPath("mono")
-	if errMcs != nil || errMono != nil {
-		if os.Getenv(requireMonoEnv) != "" {
-			t.Fatalf("%s is set, but Mono is missing: %v %v", requireMonoEnv, errMcs, errMono)
+	tools := map[string]string{}
+	for _, name := range []string{"mcs", "mono", "mono-boehm"} {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			if os.Getenv(requireMonoEnv) != "" {
+				t.Fatalf("%s is set, but %s is missing: %v", requireMonoEnv, name, err)
+			}
+			t.Skipf("Mono (%s) is not installed; .ci/run installs it", name)
 		}
-		t.Skip("Mono (mcs, mono) is not installed; .ci/run installs it")
+		tools[name] = path
 	}
 	t.Parallel()
 	lib := buildLibrewind(t)
+	trackInputs(t, "../../bindings/csharp/*.cs", "../../bindings/csharp/examples/*.cs")
 	exe := filepath.Join(t.TempDir(), "play.exe")
-	if out, err := exec.Command(mcs, "-warnaserror", "-out:"+exe, "../../bindings/csharp/Rewind.cs", "../../bindings/csharp/examples/Play.cs").CombinedOutput(); err != nil {
+	if out, err := exec.Command(tools["mcs"], "-warnaserror", "-out:"+exe, "../../bindings/csharp/Rewind.cs", "../../bindings/csharp/examples/Play.cs").CombinedOutput(); err != nil {
 		t.Fatalf("mcs: %v\n%s", err, out)
 	}
-	s := engineServer(t, "cs")
-	cmd := exec.Command(mono, exe, s.addr, hex.EncodeToString(s.cert), "cs", "from-csharp", "2", "10", "60")
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
-	out := playEngine(t, s, cmd)
-	checkEngineOutput(t, out)
+	for _, runtime := range []string{"mono", "mono-boehm"} {
+		t.Run(runtime, func(t *testing.T) {
+			t.Parallel()
+			s := engineServer(t, runtime)
+			cmd := exec.Command(tools[runtime], exe, s.addr, hex.EncodeToString(s.cert), runtime, "from-csharp", "2", "10", "60")
+			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
+			out := playEngine(t, s, cmd)
+			checkEngineOutput(t, out)
+		})
+	}
 }

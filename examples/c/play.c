@@ -176,12 +176,13 @@ int main(int argc, char **argv)
 	rw_frame f;
 	rw_match m;
 	int have_match = 0, markers = 0, frames = 0, saw_enemy = 0;
-	double worst = 0, start = now_ms();
+	double worst = 0, total = 0, start = now_ms();
 	while (markers < want && now_ms() - start < seconds * 1e3) {
 		double t0 = now_ms();
 		rw_result r = rw_read_frame(s, &f, players, 64, NULL, 0);
 		double took = now_ms() - t0;
 		worst = took > worst ? took : worst;
+		total += took;
 		frames++;
 		CHECK(r == RW_OK, "rw_read_frame: %s", rw_result_string(r));
 		if (f.status == RW_CLOSED) {
@@ -211,14 +212,17 @@ int main(int argc, char **argv)
 	rw_read_stats(s, &st);
 	rw_weapon w;
 	CHECK(!have_match || rw_read_weapon(s, m.loadout[0], &w) == RW_OK, "rw_read_weapon");
-	printf("played: %d hit markers (%llu hits confirmed of %llu shots), %d frames, the slowest rw_read_frame %.3f ms, "
-	       "RTT %.1f ms, level %s, weapon %s (%s)\n",
-	       markers, (unsigned long long)st.hits_confirmed, (unsigned long long)st.shots_fired, frames, worst, st.rtt_ms,
+	printf("played: %d hit markers (%llu hits confirmed of %llu shots), %d frames, rw_read_frame %.1f us on average and "
+	       "%.3f ms at the slowest, RTT %.1f ms, level %s, weapon %s (%s)\n",
+	       markers, (unsigned long long)st.hits_confirmed, (unsigned long long)st.shots_fired, frames, total / frames * 1e3, worst,
+	       st.rtt_ms,
 	       have_match ? m.level : "?", have_match ? w.name : "?", have_match ? w.kind : "?");
 	CHECK(saw_enemy, "no frame showed an enemy");
 	CHECK(markers >= want, "%d hit markers in %.0f s, want %d", markers, seconds, want);
-	CHECK(st.hits_confirmed >= (uint64_t)markers, "stats: %llu hits confirmed, %d markers", (unsigned long long)st.hits_confirmed,
-	      markers);
+	/* A snapshot may bring a hit's marker before the control stream's Hit
+	 * event, which the counter counts: so no more than this. */
+	CHECK(st.hits_confirmed > 0 && st.shots_fired >= st.hits_confirmed, "stats: %llu hits confirmed of %llu shots",
+	      (unsigned long long)st.hits_confirmed, (unsigned long long)st.shots_fired);
 	CHECK(rw_close(s) == RW_OK, "rw_close");
 
 	/* A second session, kept until the server goes away: the test stops

@@ -94,6 +94,11 @@ static class Play
         };
         int want = int.Parse(args[5]);
         double seconds = double.Parse(args[6], System.Globalization.CultureInfo.InvariantCulture);
+        // A game's garbage: a thread that allocates and collects all along,
+        // so that the runtime's collector stops the threads (with signals,
+        // under Boehm) many times while librewind runs.
+        var garbage = new Thread(MakeGarbage) { IsBackground = true };
+        garbage.Start();
         Misuse(cfg);
 
         var s = Session.Connect(cfg);
@@ -141,7 +146,9 @@ static class Play
             markers, st.HitsConfirmed, st.ShotsFired, frames, worst, st.RttMs, match.Level, w.Name, w.Kind, allocated);
         Check(sawEnemy, "no frame showed an enemy");
         Check(markers >= want, string.Format("{0} hit markers in {1} s, want {2}", markers, seconds, want));
-        Check(st.HitsConfirmed >= (ulong)markers, "stats: fewer hits confirmed than markers");
+        // A snapshot may bring a hit's marker before the control stream's Hit
+        // event, which the counter counts: so no more than this.
+        Check(st.HitsConfirmed > 0 && st.ShotsFired >= st.HitsConfirmed, "stats: hits confirmed and shots fired disagree");
         Check(allocated == 0, string.Format("{0} bytes allocated over 1000 frames, want 0", allocated));
         s.Dispose();
 
@@ -182,8 +189,27 @@ static class Play
             Console.Error.WriteLine("play: {0} checks failed", failures);
             return 1;
         }
+        Console.WriteLine("{0} collections while playing", Volatile.Read(ref collections));
         Console.WriteLine("ok");
         return 0;
+    }
+
+    public static object Sink; // kept, so the allocations are not optimized away
+    static int collections;
+
+    static void MakeGarbage()
+    {
+        var rng = new Random(1);
+        for (int i = 0; ; i++)
+        {
+            Sink = new byte[rng.Next(16, 4096)];
+            if (i % 20000 == 0)
+            {
+                GC.Collect();
+                Interlocked.Increment(ref collections);
+                Thread.Sleep(5);
+            }
+        }
     }
 
     // FrameAllocations is how many bytes this thread allocated on the
