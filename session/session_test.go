@@ -147,10 +147,12 @@ func TestFrameCallsAllocateNothing(t *testing.T) {
 	s.Intent(tickView(w, tick, 0, players, objects))
 	buf, obuf, evs := make([]Player, 16), make([]Object, 16), make([]Event, 16)
 	var f Frame
+	v := tickView(w, tick, 0, players, objects) // the client keeps one View, too
 	allocs := testing.AllocsPerRun(200, func() {
 		tick++
 		s.SetIntent(Intent{MoveZ: 1, Fire: tick%2 == 0})
-		s.Intent(tickView(w, tick, float64(tick)*0.1, players, objects))
+		v.Tick, v.Self.Pos.X = tick, float64(tick)*0.1
+		s.Intent(v)
 		s.onHitMarker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 1, Target: 2}})
 		s.Frame(&f, buf, obuf)
 		s.Events(evs)
@@ -177,7 +179,8 @@ func BenchmarkFrame(b *testing.B) {
 	for i := range objects {
 		objects[i] = client.Object{ID: uint32(100 + i), Kind: protocol.KindProjectile}
 	}
-	s.Intent(tickView(w, 0, 0, players, objects))
+	v := tickView(w, 0, 0, players, objects)
+	s.Intent(v)
 	pbuf, obuf, ebuf := make([]Player, 16), make([]Object, 64), make([]Event, 16)
 	var f Frame
 	var frame, floor time.Duration
@@ -185,7 +188,8 @@ func BenchmarkFrame(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		if i%3 == 0 {
-			s.Intent(tickView(w, int64(i/3+1), float64(i)*0.01, players, objects))
+			v.Tick, v.Self.Pos.X = int64(i/3+1), float64(i)*0.01
+			s.Intent(v)
 		}
 		i++
 		t0 := time.Now()
