@@ -192,6 +192,11 @@ func TestLibrewindFromC(t *testing.T) {
 	if out, err := cc.CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
+	// The header is C++ too (Unreal, Godot's GDExtensions).
+	cpp := writeFile(t, "header.cpp", "#include \"rewind.h\"\nint main() { rw_frame f = {}; return rw_result_string(RW_OK)[0] == 'o' && f.status == 0 ? 0 : 1; }\n")
+	if out, err := exec.Command("c++", "-std=c++17", "-Wall", "-Werror", "-I../librewind", "-o", filepath.Join(t.TempDir(), "header"), cpp).CombinedOutput(); err != nil {
+		t.Fatalf("c++: %v\n%s", err, out)
+	}
 	s := engineServer(t, "c")
 	out := playEngine(t, s, exec.Command(bin, s.addr, hex.EncodeToString(s.cert), "c", "from-c", "2", "10", "60"))
 	checkEngineOutput(t, out)

@@ -193,6 +193,13 @@ int main(int argc, char **argv)
 		}
 		if (f.status == RW_PLAYING && !have_match)
 			have_match = rw_read_match(s, &m) == RW_OK;
+		if (have_match && f.players > 0) {
+			/* A short buffer is no error: the frame says how many there are. */
+			rw_frame g;
+			rw_player one;
+			CHECK(rw_read_frame(s, &g, &one, 1, NULL, 0) == RW_OK && g.players == f.players, "rw_read_frame with room for one");
+			CHECK(rw_read_frame(s, &g, NULL, 0, NULL, 0) == RW_OK && g.players == f.players, "rw_read_frame with no room");
+		}
 		if (have_match && f.self.alive) {
 			int n = f.players < 64 ? f.players : 64;
 			rw_intent in;
