@@ -323,22 +323,30 @@ func TestRoomTickWithRecordingAllocatesNothing(t *testing.T) {
 	// A collection empties the runtime's caches (of channel waiters, say),
 	// which the next goroutine to block, the writer among them, refills by
 	// allocating: none while counting, and five bursts uncounted first.
+	// The count is the process's: a goroutine another test left winding
+	// down (a closing connection's timers) can allocate during a burst.
+	// So three rounds of 100 ticks, and the fewest counts: an allocation of
+	// the room's own shows in every round.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	var n uint64
-	for i := range 15 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range 10 {
-			br.step()
+	fewest := uint64(math.MaxUint64)
+	for range 3 {
+		var n uint64
+		for i := range 15 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range 10 {
+				br.step()
+			}
+			runtime.ReadMemStats(&after)
+			if i >= 5 {
+				n += after.Mallocs - before.Mallocs
+			}
+			drained()
 		}
-		runtime.ReadMemStats(&after)
-		if i >= 5 {
-			n += after.Mallocs - before.Mallocs
-		}
-		drained()
+		fewest = min(fewest, n)
 	}
-	if n != 0 {
-		t.Errorf("100 recorded room ticks allocate %d times", n)
+	if fewest != 0 {
+		t.Errorf("100 recorded room ticks allocate %d times (the fewest of three rounds)", fewest)
 	}
 	if err := br.r.rec.Close(); err != nil || br.r.rec.Dropped() != 0 {
 		t.Errorf("recording: %v, %d ticks dropped", err, br.r.rec.Dropped())
