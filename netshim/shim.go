@@ -46,24 +46,26 @@ type Stats struct{ Up, Down DirStats }
 //
 // Packets is the number of packets received from the sender. Each of them is
 // eventually forwarded (Forwarded, with their payload bytes in Bytes),
-// dropped (Dropped: by Loss, or because no socket towards the server could be
-// opened), or discarded when the shim closes. Reordered counts the packets
-// that were held back so later ones could overtake them; they are also
-// counted in Forwarded once sent.
-type DirStats struct{ Packets, Forwarded, Dropped, Reordered, Bytes uint64 }
+// dropped (Dropped: by Loss, a burst, a full rate-capped queue, or because no
+// socket towards the server could be opened), or discarded when the shim
+// closes. Overflowed counts the drops of a full rate-capped queue. Reordered
+// counts the packets that were held back so later ones could overtake them;
+// they are also counted in Forwarded once sent.
+type DirStats struct{ Packets, Forwarded, Dropped, Overflowed, Reordered, Bytes uint64 }
 
 // dirCounters are the live counters behind a DirStats.
 type dirCounters struct {
-	packets, forwarded, dropped, reordered, bytes atomic.Uint64
+	packets, forwarded, dropped, overflowed, reordered, bytes atomic.Uint64
 }
 
 func (c *dirCounters) snapshot() DirStats {
 	return DirStats{
-		Packets:   c.packets.Load(),
-		Forwarded: c.forwarded.Load(),
-		Dropped:   c.dropped.Load(),
-		Reordered: c.reordered.Load(),
-		Bytes:     c.bytes.Load(),
+		Packets:    c.packets.Load(),
+		Forwarded:  c.forwarded.Load(),
+		Dropped:    c.dropped.Load(),
+		Overflowed: c.overflowed.Load(),
+		Reordered:  c.reordered.Load(),
+		Bytes:      c.bytes.Load(),
 	}
 }
 
@@ -371,9 +373,12 @@ func (s *Shim) readServer(c *conn) {
 func (l *lane) handle(b []byte, cond Conditions) {
 	l.stats.packets.Add(1)
 	now := time.Now()
-	d := l.model.decide(now, cond)
+	d := l.model.decide(now, len(b), cond)
 	if d.drop {
 		l.stats.dropped.Add(1)
+		if d.overflow {
+			l.stats.overflowed.Add(1)
+		}
 		return
 	}
 	if d.reordered {

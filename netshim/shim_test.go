@@ -565,7 +565,7 @@ func TestModelDeterministic(t *testing.T) {
 		var ds []decision
 		for range 500 {
 			now = now.Add(time.Millisecond)
-			ds = append(ds, m.decide(now, cond))
+			ds = append(ds, m.decide(now, 100, cond))
 		}
 		return ds
 	}
@@ -598,7 +598,7 @@ func TestModelDecide(t *testing.T) {
 	)
 	for range n {
 		now = now.Add(100 * time.Microsecond)
-		d := m.decide(now, cond)
+		d := m.decide(now, 100, cond)
 		if d.drop {
 			t.Fatal("dropped a packet with Loss=0")
 		}
@@ -634,12 +634,12 @@ func TestModelDecide(t *testing.T) {
 
 	// Without impairment every packet is due immediately.
 	m = newModel(1, 0)
-	if d := m.decide(now, Conditions{}); d.drop || d.reordered || !d.at.Equal(now) {
+	if d := m.decide(now, 100, Conditions{}); d.drop || d.reordered || !d.at.Equal(now) {
 		t.Errorf("zero conditions gave %+v, want delivery at once", d)
 	}
 	// Jitter larger than latency never schedules into the past.
 	for range 200 {
-		if d := m.decide(now, Conditions{Jitter: 10 * time.Millisecond}); d.at.Before(now) {
+		if d := m.decide(now, 100, Conditions{Jitter: 10 * time.Millisecond}); d.at.Before(now) {
 			t.Fatalf("delivery %v before read time", d.at.Sub(now))
 		}
 	}

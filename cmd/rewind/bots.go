@@ -23,15 +23,22 @@ func newBotsCmd(stdout, stderr io.Writer) *cobra.Command {
 	var n int
 	var duration time.Duration
 	var fc fleetConfig
+	var nc networkConfig
 	cmd := &cobra.Command{
 		Use:   "bots --server ADDR -n N",
 		Short: "Drive bots against a running server",
 		Long: `Connect N bots to a running server (rewind serve), split into two teams,
 and let them play: they move, aim at the nearest visible enemy with some error,
 and fire. One status line a second; a report when they stop (after --duration,
-or on Ctrl-C).`,
+or on Ctrl-C).
+
+Against a server on this machine, --network (and --rtt-min, --rtt-max, --jitter,
+--loss) puts each bot behind a network shim of its own, as rewind demo does:
+the same presets (default, mobile, handover, thin, burst). Without any of
+them, the bots connect directly.`,
 		Example: `  rewind bots --server 127.0.0.1:4433 -n 12
   rewind bots --server 127.0.0.1:4433 -n 4 --room duel --duration 1m
+  rewind bots --server 127.0.0.1:4433 -n 12 --network handover   # through shims: a mobile handover's stalls
   matchmaker --tokens 12 | rewind bots --server 127.0.0.1:4433 --tokens -   # one bot per token, as the tokens say
   rewind bots --server 127.0.0.1:4433 -n 12 --level courtyard   # the level the server plays (here the sample map)`,
 		Args: cobra.NoArgs,
@@ -74,8 +81,30 @@ or on Ctrl-C).`,
 				fc.certSHA256 = sum
 			}
 			f := &fleet{}
-			for range n {
-				f.addBot(addr, 0)
+			shaped := false
+			for _, name := range networkFlags {
+				shaped = shaped || cmd.Flags().Changed(name)
+			}
+			if shaped {
+				if err := nc.applyNetwork(cmd.Flags().Changed); err != nil {
+					return &exitError{code: 2, msg: "bots: " + err.Error()}
+				}
+				if err := nc.validate(); err != nil {
+					return &exitError{code: 2, msg: "bots: " + err.Error()}
+				}
+				for i := range n {
+					sh, rtt, err := nc.shim(addr, i, n, fc.seed)
+					if err != nil { // the shim relays to loopback only
+						return &exitError{code: 2, msg: "bots: --network: " + err.Error()}
+					}
+					defer sh.Close()
+					f.addBot(sh.Addr().String(), rtt)
+				}
+				fmt.Fprintf(stdout, "rewind bots: %d bots, %s\n", n, nc.describe())
+			} else {
+				for range n {
+					f.addBot(addr, 0)
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -114,6 +143,7 @@ or on Ctrl-C).`,
 	cmd.Flags().BoolVar(&fc.insecure, "insecure", false, "do not verify the server's certificate (development only)")
 	cmd.Flags().StringVar(&tokensPath, "tokens", "", "connect tokens a matchmaker minted, one a line, from this file or - (standard input): one per bot, which joins as its token says (room, name, team, class); a bot that dials again takes the next")
 	cmd.Flags().StringVar(&keyPath, "key", "", "sign each bot's connect token with this private key (rewind keygen); none: the server must be in open development mode")
-	fc.flags(cmd.Flags(), nil, "seed of the bots' choices", level.ArenaName)
+	fc.flags(cmd.Flags(), nil, "seed of the bots' choices and the shims' losses", level.ArenaName)
+	nc.flags(cmd.Flags())
 	return cmd
 }

@@ -21,19 +21,26 @@ import (
 )
 
 type demoConfig struct {
+	networkConfig
+	duration time.Duration
+	bots     int
+	tickRate int
+	window   int
+	admin    string
+	logLevel string
+	record   string // a directory to record the match into
+	fleet    fleetConfig
+}
+
+// networkConfig is the network the shims in front of the bots simulate:
+// the demo's, and rewind bots' against a server on this machine.
+type networkConfig struct {
 	network        string   // a preset of the four below (networkPresets)
 	overrides      []string // the flags of the four given on the command line
-	duration       time.Duration
-	bots           int
 	rttMin, rttMax time.Duration
 	jitter         time.Duration
 	loss           float64
-	tickRate       int
-	window         int
-	admin          string
-	logLevel       string
-	record         string // a directory to record the match into
-	fleet          fleetConfig
+	shape          networkShape // the preset's shapes beyond the four
 }
 
 // networkPreset is the network the shims simulate, as the demo's flags say
@@ -42,27 +49,51 @@ type demoConfig struct {
 type networkPreset struct {
 	rttMin, rttMax, jitter time.Duration
 	loss                   float64
+	shape                  networkShape
+}
+
+// networkShape is what a preset adds to the four flags' network: bursts of
+// loss and spikes of delay each way, and a capped uplink.
+type networkShape struct {
+	burst       netshim.Burst
+	spike       netshim.Spike
+	uplink      int // bits per second, 0: no cap
+	uplinkQueue int // packets
+	summary     string
 }
 
 // networkPresets are the names --network takes. default is the flags' own
 // defaults; mobile a congested mobile network, round trips near 800 ms.
+//
+// handover, thin and burst are the shapes a mobile network adds, as issue
+// reports measured them: a handover's 2 s stall to a 700 ms round trip every
+// 10 s on a 120 ms path; an uplink of 32 kbit/s with a 10-packet drop-tail
+// queue; Gilbert–Elliott bursts of loss averaging 3.5% (bursts of 5
+// packets).
 var networkPresets = map[string]networkPreset{
 	"default": {rttMin: 60 * time.Millisecond, rttMax: 200 * time.Millisecond, jitter: 10 * time.Millisecond, loss: 0.05},
 	"mobile":  {rttMin: 750 * time.Millisecond, rttMax: 850 * time.Millisecond, jitter: 30 * time.Millisecond, loss: 0.10},
+	"handover": {rttMin: 110 * time.Millisecond, rttMax: 130 * time.Millisecond, jitter: 10 * time.Millisecond, loss: 0.01,
+		shape: networkShape{spike: netshim.Spike{Every: 10 * time.Second, For: 2 * time.Second, Extra: 290 * time.Millisecond},
+			summary: "a 2 s spike to a 700 ms round trip every 10 s"}},
+	"thin": {rttMin: 80 * time.Millisecond, rttMax: 120 * time.Millisecond, jitter: 10 * time.Millisecond, loss: 0.01,
+		shape: networkShape{uplink: 32000, uplinkQueue: 10, summary: "uplink capped at 32 kbit/s, a 10-packet queue"}},
+	"burst": {rttMin: 60 * time.Millisecond, rttMax: 200 * time.Millisecond, jitter: 10 * time.Millisecond,
+		shape: networkShape{burst: netshim.Burst{Enter: 0.0073, Leave: 0.2, Loss: 1}, summary: "bursts of loss, 3.5% on average, 5 packets long"}},
 }
 
 // networkNames lists the presets, in the order the help and errors give them.
-var networkNames = []string{"default", "mobile"}
+var networkNames = []string{"default", "mobile", "handover", "thin", "burst"}
 
 // applyNetwork sets the network from the --network preset, except the
 // values whose flags were given on the command line (changed reports those):
 // they override the preset.
-func (dc *demoConfig) applyNetwork(changed func(flag string) bool) error {
+func (dc *networkConfig) applyNetwork(changed func(flag string) bool) error {
 	p, ok := networkPresets[dc.network]
 	if !ok {
 		return fmt.Errorf("--network: unknown preset %q (valid: %s)", dc.network, strings.Join(networkNames, ", "))
 	}
-	dc.overrides = nil
+	dc.overrides, dc.shape = nil, p.shape
 	for _, v := range []struct {
 		flag   string
 		preset func()
@@ -99,9 +130,14 @@ on it that the shooter's screen did not show (false positives).
 
 --network picks a preset of --rtt-min, --rtt-max, --jitter and --loss:
 default (60–200 ms, 10 ms jitter, 5% loss) or mobile (750–850 ms, 30 ms
-jitter, 10% loss). Those four flags, when given, override the preset.`,
+jitter, 10% loss); or a mobile network's shapes on top of them: handover
+(110–130 ms, 1% loss, and a 2 s spike to a 700 ms round trip every 10 s),
+thin (80–120 ms, 1% loss, an uplink of 32 kbit/s with a 10-packet queue) or
+burst (60–200 ms, bursts of loss averaging 3.5%). The four flags, when given,
+override the preset's four.`,
 		Example: `  rewind demo
   rewind demo --network mobile
+  rewind demo --network handover   # a mobile handover's stalls
   rewind demo --duration 1m --loss 0.1 --rtt-max 300ms
   rewind demo --window 0      # lag compensation off: watch confirmed hits drop
   rewind demo --level arena   # the built-in arena instead of the sample map
@@ -125,15 +161,62 @@ jitter, 10% loss). Those four flags, when given, override the preset.`,
 
 // flags declares the demo's flags. The network's four default to the
 // default preset; applyNetwork settles them once the line is parsed.
-func (dc *demoConfig) flags(f *pflag.FlagSet) {
+// networkFlags are the flags of a networkConfig.
+var networkFlags = []string{"network", "rtt-min", "rtt-max", "jitter", "loss"}
+
+func (nc *networkConfig) flags(f *pflag.FlagSet) {
 	def := networkPresets["default"]
-	f.StringVar(&dc.network, "network", "default", "network preset: "+strings.Join(networkNames, ", ")+"; --rtt-min, --rtt-max, --jitter and --loss override it")
+	f.StringVar(&nc.network, "network", "default", "network preset: "+strings.Join(networkNames, ", ")+"; --rtt-min, --rtt-max, --jitter and --loss override it")
+	f.DurationVar(&nc.rttMin, "rtt-min", def.rttMin, "the shortest round trip the shims add (overrides --network's)")
+	f.DurationVar(&nc.rttMax, "rtt-max", def.rttMax, "the longest round trip the shims add (overrides --network's)")
+	f.DurationVar(&nc.jitter, "jitter", def.jitter, "jitter each way (overrides --network's)")
+	f.Float64Var(&nc.loss, "loss", def.loss, "packet loss each way, 0..1 (overrides --network's)")
+}
+
+func (nc *networkConfig) validate() error {
+	switch {
+	case nc.rttMin < 0 || nc.rttMax < nc.rttMin:
+		return fmt.Errorf("--rtt-min %v and --rtt-max %v: need 0 ≤ min ≤ max", nc.rttMin, nc.rttMax)
+	case nc.jitter < 0:
+		return fmt.Errorf("--jitter: %v is negative", nc.jitter)
+	case !(nc.loss >= 0 && nc.loss < 1):
+		return fmt.Errorf("--loss: %v is outside [0, 1)", nc.loss)
+	}
+	return nil
+}
+
+// shim starts the network shim of bot i of n in front of target: half the
+// bot's round trip each way (spread from rttMin to rttMax over the bots),
+// jitter, loss and the preset's shapes; it returns the bot's round trip.
+func (nc *networkConfig) shim(target string, i, n int, seed uint64) (*netshim.Shim, time.Duration, error) {
+	rtt := nc.rttMin
+	if n > 1 {
+		rtt += (nc.rttMax - nc.rttMin) * time.Duration(i) / time.Duration(n-1)
+	}
+	way := netshim.Conditions{Latency: rtt / 2, Jitter: nc.jitter, Loss: nc.loss, Burst: nc.shape.burst, Spike: nc.shape.spike}
+	up := way
+	up.Rate, up.Queue = nc.shape.uplink, nc.shape.uplinkQueue
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: target, Up: up, Down: way, Seed: seed*1000 + uint64(i)})
+	return sh, rtt, err
+}
+
+// describe is the network in words, for a report's first line.
+func (nc *networkConfig) describe() string {
+	network := nc.network
+	if len(nc.overrides) > 0 {
+		network += " but " + strings.Join(nc.overrides, ", ")
+	}
+	shape := ""
+	if nc.shape.summary != "" {
+		shape = "; " + nc.shape.summary
+	}
+	return fmt.Sprintf("network %s: round trips %v–%v, jitter %v, loss %.0f%% each way%s", network, nc.rttMin, nc.rttMax, nc.jitter, nc.loss*100, shape)
+}
+
+func (dc *demoConfig) flags(f *pflag.FlagSet) {
+	dc.networkConfig.flags(f)
 	f.DurationVar(&dc.duration, "duration", 30*time.Second, "how long the match lasts")
 	f.IntVar(&dc.bots, "bots", 12, "how many bots (two teams)")
-	f.DurationVar(&dc.rttMin, "rtt-min", def.rttMin, "the shortest round trip the shims add (overrides --network's)")
-	f.DurationVar(&dc.rttMax, "rtt-max", def.rttMax, "the longest round trip the shims add (overrides --network's)")
-	f.DurationVar(&dc.jitter, "jitter", def.jitter, "jitter each way (overrides --network's)")
-	f.Float64Var(&dc.loss, "loss", def.loss, "packet loss each way, 0..1 (overrides --network's)")
 	f.IntVar(&dc.tickRate, "tick-rate", 20, "server ticks per second")
 	f.IntVar(&dc.window, "window", 30, "lag-compensation window, ticks (0: lag compensation off)")
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics, /rooms and the live view /view/ (empty: none)")
@@ -148,14 +231,8 @@ func (dc *demoConfig) validate() error {
 		return fmt.Errorf("--duration: %v must be positive", dc.duration)
 	case dc.bots < 1 || dc.bots > 255:
 		return fmt.Errorf("--bots: %d is outside 1..255", dc.bots)
-	case dc.rttMin < 0 || dc.rttMax < dc.rttMin:
-		return fmt.Errorf("--rtt-min %v and --rtt-max %v: need 0 ≤ min ≤ max", dc.rttMin, dc.rttMax)
-	case dc.jitter < 0:
-		return fmt.Errorf("--jitter: %v is negative", dc.jitter)
-	case !(dc.loss >= 0 && dc.loss < 1):
-		return fmt.Errorf("--loss: %v is outside [0, 1)", dc.loss)
 	}
-	return nil
+	return dc.networkConfig.validate()
 }
 
 func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error {
@@ -225,24 +302,14 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		}
 	}()
 	for i := range dc.bots {
-		rtt := dc.rttMin
-		if dc.bots > 1 {
-			rtt += (dc.rttMax - dc.rttMin) * time.Duration(i) / time.Duration(dc.bots-1)
-		}
-		way := netshim.Conditions{Latency: rtt / 2, Jitter: dc.jitter, Loss: dc.loss}
-		sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: way, Down: way, Seed: dc.fleet.seed*1000 + uint64(i)})
+		sh, rtt, err := dc.shim(srv.Addr().String(), i, dc.bots, dc.fleet.seed)
 		if err != nil {
 			return &exitError{code: 1, msg: "demo: " + err.Error()}
 		}
 		shims = append(shims, sh)
 		f.addBot(sh.Addr().String(), rtt)
 	}
-	network := dc.network
-	if len(dc.overrides) > 0 {
-		network += " but " + strings.Join(dc.overrides, ", ")
-	}
-	fmt.Fprintf(stdout, "rewind demo: %d bots, network %s: round trips %v–%v, jitter %v, loss %.0f%% each way, window %d ticks, %v\n",
-		dc.bots, network, dc.rttMin, dc.rttMax, dc.jitter, dc.loss*100, dc.window, dc.duration)
+	fmt.Fprintf(stdout, "rewind demo: %d bots, %s, window %d ticks, %v\n", dc.bots, dc.describe(), dc.window, dc.duration)
 	dc.fleet.room = "demo"
 	dc.fleet.certSHA256 = srv.CertSHA256()
 	dc.fleet.key = priv

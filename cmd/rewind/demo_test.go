@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/rewind-gg/rewind/netshim"
 )
 
 // The README's main command plays a match over QUIC through the shims and
@@ -52,6 +54,10 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	if events == 0 || n > events {
 		t.Errorf("false positives: %d of %d hit events, want some hit events and no more false positives than them:\n%s", n, events, stdout)
 	}
+	// The host's load, which any figure above depends on.
+	if !regexp.MustCompile(`(?m)^host load average \(1, 5, 15 min\): [\d.]+ [\d.]+ [\d.]+ on \d+ cores$`).MatchString(stdout) {
+		t.Errorf("no host load line:\n%s", stdout)
+	}
 }
 
 // parseDemo parses a demo command line's flags and settles its network.
@@ -93,16 +99,37 @@ func TestDemoNetworkPresets(t *testing.T) {
 				dc.rttMin, dc.rttMax, dc.jitter, dc.loss, tc.rttMin, tc.rttMax, tc.jitter, tc.loss)
 		}
 	}
+	// The mobile shapes come with their presets, and only with them.
+	for _, tc := range []struct {
+		network string
+		check   func(networkShape) bool
+	}{
+		{"handover", func(s networkShape) bool {
+			return s.spike.Extra == 290*ms && s.spike.Every == 10*time.Second && s.uplink == 0
+		}},
+		{"thin", func(s networkShape) bool {
+			return s.uplink == 32000 && s.uplinkQueue == 10 && s.burst == (netshim.Burst{})
+		}},
+		{"burst", func(s networkShape) bool {
+			return s.burst.Loss == 1 && s.burst.Leave == 0.2 && s.spike == (netshim.Spike{})
+		}},
+		{"default", func(s networkShape) bool { return s == (networkShape{}) }},
+	} {
+		dc, err := parseDemo(t, "--network", tc.network, "--loss", "0")
+		if err != nil || !tc.check(dc.shape) || dc.loss != 0 {
+			t.Errorf("--network %s: %+v, loss %v, %v", tc.network, dc.shape, dc.loss, err)
+		}
+	}
 	// The report's first line names the flags that overrode the preset.
 	if dc, _ := parseDemo(t, "--loss", "0.02", "--network", "mobile", "--rtt-min", "1s"); !slices.Equal(dc.overrides, []string{"--rtt-min", "--loss"}) {
 		t.Errorf("overrides %q, want --rtt-min, --loss", dc.overrides)
 	}
-	if _, err := parseDemo(t, "--network", "lan"); err == nil || !strings.Contains(err.Error(), `--network: unknown preset "lan" (valid: default, mobile)`) {
+	if _, err := parseDemo(t, "--network", "lan"); err == nil || !strings.Contains(err.Error(), `--network: unknown preset "lan" (valid: default, mobile, handover, thin, burst)`) {
 		t.Errorf("--network lan: %v", err)
 	}
 	// On the command line: a usage error, before anything starts.
 	code, stdout, stderr := runCmd(t, "demo", "--network", "lan")
-	if code != 2 || !strings.Contains(stderr, `demo: --network: unknown preset "lan" (valid: default, mobile)`) || stdout != "" {
+	if code != 2 || !strings.Contains(stderr, `demo: --network: unknown preset "lan" (valid: default, mobile, handover, thin, burst)`) || stdout != "" {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"maps"
 	"net"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -331,6 +333,25 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	}
 	fmt.Fprintf(w, "\nhits seen by live shooters confirmed: %d of %d (%s)\n", seenConf, live, pct)
 	fmt.Fprintf(w, "false positives: %d of %d hit events\n", falsePos, events)
+	if load, ok := hostLoad(); ok {
+		// A busy host delays the server's ticks and the bots' own: figures
+		// from a loaded machine are not a quiet one's.
+		fmt.Fprintf(w, "host load average (1, 5, 15 min): %s on %d cores\n", load, runtime.NumCPU())
+	}
+}
+
+// hostLoad returns the host's load averages as /proc/loadavg gives them
+// (Linux), or false.
+func hostLoad() (string, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "", false
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "", false
+	}
+	return strings.Join(f[:3], " "), true
 }
 
 // targetReport prints the hits on each target (victim), summed over every

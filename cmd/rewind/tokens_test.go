@@ -80,3 +80,35 @@ func TestBotsTokensErrors(t *testing.T) {
 		}
 	}
 }
+
+// rewind bots through network shims, as the demo's presets shape them:
+// against a server on this machine only.
+func TestBotsThroughANetworkPreset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays for seconds")
+	}
+	t.Parallel()
+	s := engineServer(t, "shaped")
+	code, out, errs := runCmd(t, "bots", "--server", s.addr, "--cert-sha256", hex.EncodeToString(s.cert), "--room", "shaped", "-n", "2",
+		"--network", "handover", "--duration", "3s")
+	if code != 0 {
+		t.Fatalf("bots: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "rewind bots: 2 bots, network handover: round trips 110ms–130ms") ||
+		!strings.Contains(out, "a 2 s spike to a 700 ms round trip every 10 s") || !strings.Contains(out, "host load average") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bots", "--server", "127.0.0.1:4433", "--network", "lan"}, `bots: --network: unknown preset "lan"`},
+		{[]string{"bots", "--server", "127.0.0.1:4433", "--loss", "1.5"}, "bots: --loss: 1.5 is outside [0, 1)"},
+		{[]string{"bots", "--server", "192.0.2.1:4433", "--network", "thin"}, "bots: --network: netshim: target"},
+	} {
+		code, _, stderr := runCmd(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
