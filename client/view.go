@@ -1,7 +1,6 @@
 package client
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -130,7 +129,7 @@ func (c *Client) buildView() {
 		case b != nil:
 			if pb, ok := find(b, pa.ID); ok && moving(&pa.State, &pb) {
 				p.Pos = p.Pos.Lerp(protocol.VecValue(pb.Pos), frac)
-				p.Yaw = lerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
+				p.Yaw = geom.LerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
 			}
 		case prev != nil:
 			if pp, ok := find(prev, pa.ID); ok && moving(&pp, &pa.State) {
@@ -162,11 +161,6 @@ func (c *Client) buildView() {
 		}
 		v.Objects = append(v.Objects, ob)
 	}
-}
-
-func lerpAngle(a, b, t float64) float64 {
-	d := math.Remainder(b-a, 2*math.Pi)
-	return a + d*t
 }
 
 // fired remembers a shot the player fired, for its hit markers, and shows

@@ -81,3 +81,9 @@ func (v Vec3) IsFinite() bool {
 
 // isFinite is false for NaN and ±Inf, for which f−f is NaN.
 func isFinite(f float64) bool { return f-f == 0 }
+
+// LerpAngle returns the angle t of the way from a to b, in radians, turning
+// the short way round (across ±π when that is shorter).
+func LerpAngle(a, b, t float64) float64 {
+	return a + math.Remainder(b-a, 2*math.Pi)*t
+}

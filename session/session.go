@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -303,7 +302,7 @@ func (s *Session) Frame(f *Frame, players []Player, objects []Object) (np, no in
 	f.Self = cur.self
 	if cur.self.Alive == prev.self.Alive && cur.self.Pos.Sub(prev.self.Pos).Len() <= teleport {
 		f.Self.Pos = prev.self.Pos.Lerp(cur.self.Pos, alpha)
-		f.Self.Yaw = lerpAngle(prev.self.Yaw, cur.self.Yaw, alpha)
+		f.Self.Yaw = geom.LerpAngle(prev.self.Yaw, cur.self.Yaw, alpha)
 		f.Self.Pitch = prev.self.Pitch + (cur.self.Pitch-prev.self.Pitch)*alpha
 	}
 	f.Players, f.Objects = len(cur.players), len(cur.objects)
@@ -338,7 +337,7 @@ func objectID(o *Object) uint32 { return o.ID }
 func mixPlayer(q, p *Player, alpha float64) {
 	if q.Alive == p.Alive && q.Pos.Sub(p.Pos).Len() <= teleport {
 		p.Pos = q.Pos.Lerp(p.Pos, alpha)
-		p.Yaw = lerpAngle(q.Yaw, p.Yaw, alpha)
+		p.Yaw = geom.LerpAngle(q.Yaw, p.Yaw, alpha)
 		p.Pitch = q.Pitch + (p.Pitch-q.Pitch)*alpha
 	}
 }
@@ -348,10 +347,6 @@ func mixObject(q, o *Object, alpha float64) {
 	if o.Kind == protocol.KindProjectile && q.Pos.Sub(o.Pos).Len() <= teleport {
 		o.Pos = q.Pos.Lerp(o.Pos, alpha)
 	}
-}
-
-func lerpAngle(a, b, t float64) float64 {
-	return a + math.Remainder(b-a, 2*math.Pi)*t
 }
 
 // Stats are a session's counters.

@@ -254,14 +254,6 @@ void rwcore_set_stats(rwcore_mailbox *mb, rw_stats *st)
 	pthread_mutex_unlock(&mb->mu);
 }
 
-void rwcore_set_status(rwcore_mailbox *mb, int32_t status)
-{
-	pthread_mutex_lock(&mb->mu);
-	if (mb->status != RW_CLOSED)
-		mb->status = status;
-	pthread_mutex_unlock(&mb->mu);
-}
-
 void rwcore_set_match(rwcore_mailbox *mb, rw_match *m, rw_weapon *weapons, int32_t n)
 {
 	rw_weapon *copy = calloc((size_t)(n > 0 ? n : 1), sizeof *copy);

@@ -81,7 +81,6 @@ RWCORE_HIDDEN void rwcore_publish(rwcore_mailbox *mb, rwcore_view *in, rw_player
 RWCORE_HIDDEN void rwcore_take_intent(rwcore_mailbox *mb, rw_intent *out);
 RWCORE_HIDDEN void rwcore_push_event(rwcore_mailbox *mb, rw_event *ev);
 RWCORE_HIDDEN void rwcore_set_stats(rwcore_mailbox *mb, rw_stats *st);
-RWCORE_HIDDEN void rwcore_set_status(rwcore_mailbox *mb, int32_t status);
 RWCORE_HIDDEN void rwcore_set_match(rwcore_mailbox *mb, rw_match *m, rw_weapon *weapons, int32_t n);
 RWCORE_HIDDEN void rwcore_close(rwcore_mailbox *mb, rw_event *closing, const char *err, size_t err_len);
 RWCORE_HIDDEN void rwcore_release(rwcore_mailbox *mb);
