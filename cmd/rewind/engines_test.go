@@ -211,7 +211,7 @@ func TestLibrewindFromC(t *testing.T) {
 		t.Fatalf("c++: %v\n%s", err, out)
 	}
 	s := engineServer(t, "c")
-	out := playEngine(t, s, exec.Command(bin, s.addr, hex.EncodeToString(s.cert), "c", "from-c", "2", "10", "60"))
+	out := playEngine(t, s, exec.Command(bin, s.addr, hex.EncodeToString(s.cert), "c", "from-c", "2", "10", "60", "--wait-close"))
 	checkEngineOutput(t, out)
 }
 
@@ -255,7 +255,7 @@ func TestLibrewindFromCSharpUnderMono(t *testing.T) {
 		t.Run(runtime, func(t *testing.T) {
 			t.Parallel()
 			s := engineServer(t, runtime)
-			cmd := exec.Command(tools[runtime], exe, s.addr, hex.EncodeToString(s.cert), runtime, "from-csharp", "2", "10", "60")
+			cmd := exec.Command(tools[runtime], exe, s.addr, hex.EncodeToString(s.cert), runtime, "from-csharp", "2", "10", "60", "--wait-close")
 			cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
 			out := playEngine(t, s, cmd)
 			checkEngineOutput(t, out)

@@ -1,15 +1,15 @@
 /*
  * play: a player from a C program's frame loop, through librewind.
  *
- *   play ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS [LEVEL.glb]
+ *   play ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS [LEVEL.glb] [--wait-close]
  *
  * It joins ROOM of the server at ADDR (open development mode: no token),
  * and every frame (about 120 a second) aims at the nearest enemy it is shown
  * and fires, until the server has confirmed HITS of its hits (hit markers),
- * then leaves. It then keeps its frame loop running on a second session
- * until that session closes (the server going away): the frame calls must
- * stay quick meanwhile. It exits 0 when both went as they should, and
- * prints what it saw; 1 otherwise. Before it plays, it checks that misuse
+ * then leaves. With --wait-close it then keeps its frame loop running on a
+ * second session until that session closes (stop the server when it says
+ * so): the frame calls must stay quick meanwhile. It exits 0 when all went
+ * as it should, and prints what it saw; 1 otherwise. Before it plays, it checks that misuse
  * of the API (a null pointer, a stale handle, a call after close) gives an
  * error code, not a crash.
  *
@@ -137,8 +137,11 @@ static void aim(const rw_frame *f, const rw_match *m, const rw_player *players, 
 
 int main(int argc, char **argv)
 {
+	int wait_close = argc > 8 && strcmp(argv[argc - 1], "--wait-close") == 0;
+	if (wait_close)
+		argc--;
 	if (argc < 8) {
-		fprintf(stderr, "usage: play ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS [LEVEL.glb]\n");
+		fprintf(stderr, "usage: play ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS [LEVEL.glb] [--wait-close]\n");
 		return 2;
 	}
 	uint8_t cert[32];
@@ -241,6 +244,8 @@ int main(int argc, char **argv)
 	CHECK(st.hits_confirmed > 0 && st.shots_fired >= st.hits_confirmed, "stats: %llu hits confirmed of %llu shots",
 	      (unsigned long long)st.hits_confirmed, (unsigned long long)st.shots_fired);
 	CHECK(rw_close(s) == RW_OK, "rw_close");
+	if (!wait_close)
+		goto done;
 
 	/* A second session, kept until the server goes away: the test stops
 	 * the server once this line is printed. */
@@ -281,6 +286,7 @@ int main(int argc, char **argv)
 	rw_intent in = {0};
 	CHECK(rw_set_intent(s, &in) == RW_ERR_CLOSED, "rw_set_intent on a closed session");
 	CHECK(rw_close(s) == RW_OK, "rw_close of a closed session");
+done:
 	free((void *)cfg.level_data);
 	if (failures) {
 		fprintf(stderr, "play: %d checks failed\n", failures);

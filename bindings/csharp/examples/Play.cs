@@ -1,12 +1,13 @@
 // Play: a player from a C# frame loop, through Rewind.cs and librewind.
 //
-//   mono play.exe ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS
+//   mono play.exe ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS [--wait-close]
 //
 // The C example's twin (examples/c/play.c): it joins ROOM in open
 // development mode, aims at the nearest enemy it is shown and fires every
-// frame until the server has confirmed HITS of its hits, then leaves; then
-// plays a second session until the server goes away, its frames staying
-// quick meanwhile. It exits 0 when all went as it should.
+// frame until the server has confirmed HITS of its hits, then leaves; with
+// --wait-close, it then plays a second session until the server goes away
+// (stop it when the program says so), its frames staying quick meanwhile.
+// It exits 0 when all went as it should.
 //
 // Build and run (Mono, as Unity's scripting runtime):
 //   mcs -out:build/play.exe bindings/csharp/Rewind.cs bindings/csharp/examples/Play.cs
@@ -83,9 +84,10 @@ static class Play
 
     static int Main(string[] args)
     {
+        bool waitClose = args.Length > 7 && args[args.Length - 1] == "--wait-close";
         if (args.Length < 7)
         {
-            Console.Error.WriteLine("usage: play.exe ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS");
+            Console.Error.WriteLine("usage: play.exe ADDR CERT_SHA256_HEX ROOM NAME TEAM HITS SECONDS [--wait-close]");
             return 2;
         }
         var cfg = new Config
@@ -151,6 +153,8 @@ static class Play
         Check(st.HitsConfirmed > 0 && st.ShotsFired >= st.HitsConfirmed, "stats: hits confirmed and shots fired disagree");
         Check(allocated == 0, string.Format("{0} bytes allocated over 1000 frames, want 0", allocated));
         s.Dispose();
+        if (!waitClose)
+            return Finish();
 
         // A second session, kept until the server goes away.
         cfg.Name += "-2";
@@ -184,6 +188,11 @@ static class Play
         Check(closed, "the session never closed after the server went away");
         Check(s.SetIntent(ref intent) == Result.Closed, "SetIntent on a closed session");
         s.Dispose();
+        return Finish();
+    }
+
+    static int Finish()
+    {
         if (failures > 0)
         {
             Console.Error.WriteLine("play: {0} checks failed", failures);
