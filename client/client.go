@@ -69,7 +69,9 @@ type Config struct {
 	// client adapts its delay below it to the snapshots' jitter and loss.
 	InterpDelay time.Duration
 	// Redundancy is the most inputs one datagram carries (default and
-	// maximum 32; 1 sends each input once).
+	// maximum 32; 1 sends each input once). The client carries fewer when
+	// the path shows a queue building (budget.go), so that a thin uplink
+	// never fills with repeated inputs.
 	Redundancy int
 	// Lead is how many ticks ahead of the server the client starts
 	// predicting, beyond a round trip (default 4). The join's estimate of
@@ -214,9 +216,10 @@ type Client struct {
 	yaw, pitch float64        // the aim of the last tick predicted
 	alive      bool
 	health     float32
-	offset     geom.Vec3 // display error being smoothed away
-	ackedInput int64     // the newest input tick the server processed, −1: none
-	reconciled int64     // the InputAck of the last snapshot reconciled against
+	offset     geom.Vec3   // display error being smoothed away
+	ackedInput int64       // the newest input tick the server processed, −1: none
+	budget     inputBudget // how many inputs a datagram carries (budget.go)
+	reconciled int64       // the InputAck of the last snapshot reconciled against
 	shot       uint16
 	arsenal    arsenal.Arsenal      // the loadout, under the server's rules (arsenal.Use); Fired: the spread sequence
 	rules      []arsenal.Rules      // the rules of each weapon id, from the Welcome
@@ -285,6 +288,7 @@ type frame struct {
 	seq    uint32         // the shot's index in the spread sequence, when it fired
 	shots  uint32         // shots fired through this tick, as predicted (the server's own count corrects it)
 	offset float64        // the input clock's offset when the input was produced
+	sent   float64        // local time it was first sent, ticks (inputBudget's samples)
 }
 
 // Dial connects to the server and joins the configured room.
@@ -332,7 +336,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	// packet), and the client's keep-alive is the fallback. Nothing else
 	// needs them: the server measures the round trip from snapshots and
 	// inputs, and sends its close on the sealed channel too.
-	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: KeepAlive})
+	conn, err := tr.Dial(ctx, raddr, tc, &quic.Config{EnableDatagrams: true, MaxIdleTimeout: 10 * time.Second, KeepAlivePeriod: KeepAlive,
+		DisablePathMTUDiscovery: true})
 	if err != nil {
 		tr.Close()
 		udp.Close()
@@ -341,7 +346,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{cfg: cfg, conn: conn, tr: tr, udp: udp, done: make(chan struct{}),
 		datagrams: make(chan arrival, inQueue), freeIn: make(chan []byte, inQueue+2),
 		sendq: make(chan []byte, outBuffers), freeOut: make(chan []byte, outBuffers),
-		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1, level: lvl}
+		events: make(chan protocol.Event, 256), ackedInput: -1, reconciled: -1, scale: 1, level: lvl,
+		budget: newInputBudget(cfg.Redundancy)}
 	// Until Run's first tick publishes, the clock has not started: it is
 	// settling (a caller waiting for the end of settling must not take the
 	// zero Stats for it).
@@ -630,6 +636,22 @@ func (c *Client) roundTrip() time.Duration {
 	return c.joinRTT
 }
 
+// pathRTT is the round trip the input clock starts from and settles by: the
+// smallest quic-go has seen once it has a sample (else the join's, as in
+// roundTrip). A queue at a thin uplink inflates the smoothed estimate (the
+// handshake's padded packets take a third of a second each at 32 kbit/s),
+// and on the sealed channel QUIC carries too little to sample it down
+// again: a clock started from it ran a second ahead and claimed a second
+// more view lag than it needed. One started a little short costs little:
+// inputs that come late still run (systems.InputLate), and the margins
+// the server measures put the clock right within the first second.
+func (c *Client) pathRTT() time.Duration {
+	if st := c.conn.ConnectionStats(); st.MeanDeviation > 0 && st.MinRTT > 0 {
+		return st.MinRTT
+	}
+	return c.joinRTT
+}
+
 // Run plays until ctx ends (then it leaves and returns nil) or the server
 // closes the connection (then it returns a *CloseError or the network error).
 func (c *Client) Run(ctx context.Context) error {
@@ -639,7 +661,7 @@ func (c *Client) Run(ctx context.Context) error {
 	rate := float64(c.welcome.TickRate)
 	c.epoch = time.Now()
 	since := c.epoch.Sub(c.welcomeAt).Seconds() * rate
-	c.tick = max(int64(c.welcome.ServerTick)+int64(math.Ceil(since+c.roundTrip().Seconds()*rate))+int64(c.cfg.Lead), 0)
+	c.tick = max(int64(c.welcome.ServerTick)+int64(math.Ceil(since+c.pathRTT().Seconds()*rate))+int64(c.cfg.Lead), 0)
 	c.firstTick = c.tick
 	for i := range c.ring {
 		c.ring[i].tick = -1 // never predicted
@@ -745,6 +767,7 @@ func (c *Client) step() {
 	c.stats.Ticks++
 	c.stats.Interp = time.Duration(c.render.interp() * float64(c.dt))
 	c.stats.Settling = c.settling()
+	c.stats.InputBudget, c.stats.BudgetCuts = c.budget.inputs(), c.budget.cuts
 	c.mu.Lock()
 	c.published = c.stats
 	c.prediction = Prediction{Tick: c.tick, Pos: c.state.Pos, State: c.state, Acked: c.ackedInput, Server: c.serverPos}
@@ -753,9 +776,10 @@ func (c *Client) step() {
 }
 
 // sendInputs sends every input the server has not acknowledged, newest last,
-// at most Redundancy of them.
+// as many as the input budget allows (budget.go: at most Redundancy).
 func (c *Client) sendInputs() {
-	from := max(c.ackedInput+1, c.tick-int64(c.cfg.Redundancy)+1, c.firstTick)
+	from := max(c.ackedInput+1, c.tick-int64(c.budget.inputs())+1, c.firstTick)
+	c.ring[c.tick%ringSize].sent = c.local()
 	p := &c.packet
 	p.Newest = uint32(c.tick)
 	p.Count = int(c.tick - from + 1)

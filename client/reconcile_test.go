@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
@@ -151,5 +152,33 @@ func TestRenderTimeIsTheClaimedViewTime(t *testing.T) {
 		if claimed != c.renderTime {
 			t.Fatalf("shown at %v, claimed %v", c.renderTime, claimed)
 		}
+	}
+}
+
+// When the next snapshot is late, remote players are held where the
+// newest snapshot put them, and that is the view time the inputs claim:
+// never a guess past it, which the server could not rewind to.
+func TestLateSnapshotHoldsRemotePlayers(t *testing.T) {
+	c := &Client{haveSnap: true, newestSnap: 100, snapEvery: 1, interval: 1, welcome: protocol.Welcome{TickRate: 20, Player: 1},
+		epoch: time.Now().Add(-time.Hour)}
+	c.render.min, c.render.max = 1, 5
+	for i := range 10 {
+		c.render.arrived(float64(i)+0.37, uint32(91+i), 1)
+	}
+	at := func(x float64) protocol.Entity {
+		return protocol.Entity{ID: 2, State: protocol.EntityState{Kind: protocol.KindPlayer, Team: 2, Flags: protocol.FlagAlive,
+			Pos: protocol.QuantizeVec(geom.V(x, 0, 5))}}
+	}
+	*c.slot(99) = protocol.State{Tick: 99, Players: []protocol.Entity{at(1)}}
+	*c.slot(100) = protocol.State{Tick: 100, Players: []protocol.Entity{at(2)}}
+	for range 3 {
+		c.advanceRender() // the render clock is an hour past the newest snapshot
+	}
+	if c.renderTime != 100 || c.stats.Held != 3 {
+		t.Fatalf("render time %v, held %d ticks; want 100 (the newest snapshot), 3", c.renderTime, c.stats.Held)
+	}
+	c.buildView()
+	if len(c.view.Players) != 1 || c.view.Players[0].Pos != protocol.VecValue(protocol.QuantizeVec(geom.V(2, 0, 5))) || c.view.RenderTime != 100 {
+		t.Errorf("view %+v at %v, want the player at x = 2 (the newest snapshot's) at 100", c.view.Players, c.view.RenderTime)
 	}
 }

@@ -107,8 +107,22 @@ func (c *Client) onDatagram(d []byte, at time.Time) (protocol.SnapshotHeader, bo
 	c.stats.SnapshotDelayP95 = time.Duration(c.render.late(0.95) * float64(c.dt))
 	c.newestSnap, c.haveSnap = h.Tick, true
 	c.stats.ServerTick = h.Tick
+	c.sampleAck(&h, at)
 	c.reconcile(&h)
 	return h, true
+}
+
+// sampleAck gives the input budget the round trip of the input a snapshot
+// acknowledges first: from its first sending to the snapshot's arrival.
+func (c *Client) sampleAck(h *protocol.SnapshotHeader, at time.Time) {
+	a := int64(h.InputAck)
+	if h.InputAck == protocol.NoTick || a <= c.ackedInput {
+		return
+	}
+	if f := &c.ring[a%ringSize]; f.tick == a && f.sent > 0 {
+		now := at.Sub(c.epoch).Seconds() * float64(c.welcome.TickRate)
+		c.budget.sample(now-f.sent, now)
+	}
 }
 
 // window is how many ticks back the kept states reach.
@@ -135,7 +149,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 		// the first margins, a round trip and more later, tell.
 		rate := float64(c.welcome.TickRate)
 		age := time.Since(at).Seconds() * rate
-		rtt := c.roundTrip().Seconds() * rate
+		rtt := c.pathRTT().Seconds() * rate
 		if j := int64(math.Ceil(float64(h.Tick)+age+rtt+marginSafety+1)) - c.tick; j > 0 {
 			c.jump(j)
 			return
@@ -158,8 +172,19 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 			// In the first second of snapshots the start's estimate (the round trip at
 			// the join) is corrected by a jump ahead rather than by a slew:
 			// inputs late meanwhile are lost.
-			if e := c.clock.error(); c.settling() && e > 1 {
+			e := c.clock.error()
+			if c.settling() && e > 1 {
 				c.jump(int64(math.Ceil(e)))
+				return
+			}
+			// Until the window holds settleMargins margins, a start far
+			// ahead (the join's round trip inflated by a queue on a thin
+			// uplink) is corrected by a pause: the next tick waits -e
+			// ticks longer. A slew at maxSkew would take ten times as long,
+			// and every input meanwhile claims that much more view lag.
+			if c.clock.n < settleMargins && e < -settlePause {
+				c.scale = 1 - e
+				c.stats.ClockJumps++
 				return
 			}
 		}
@@ -195,6 +220,14 @@ const settleSnapshots = 20
 // snapshots received since Run began (those that waited for Run are older
 // news, and count for nothing here).
 func (c *Client) settling() bool { return c.runSnapshots < settleSnapshots }
+
+// settleMargins is how many margins the input clock's window holds before
+// it stops correcting a start too far ahead by a pause, and settlePause how
+// far ahead, in ticks, it must be for one.
+const (
+	settleMargins = 40
+	settlePause   = 3
+)
 
 // A margin beyond these, in ticks, makes the input clock jump.
 const (
@@ -314,25 +347,29 @@ func (c *Client) local() float64 {
 	return time.Since(c.epoch).Seconds() * float64(c.welcome.TickRate)
 }
 
-// maxExtrapolation is how far past the newest snapshot remote players are
-// extrapolated, at most, when the next one is late; then they stop.
-const maxExtrapolation = 150 * time.Millisecond
-
 // advanceRender sets the time remote entities are shown at: the render
-// clock's (clock.go), but never more than maxExtrapolation past the newest
-// snapshot. That is the time shown, and the view lag the inputs claim.
+// clock's (clock.go), but never past the newest snapshot. That is the time
+// shown, and the view lag the inputs claim. When the next snapshot is late
+// (a handover's stall, a burst of loss) remote players are held where the
+// newest put them rather than extrapolated: the server rewinds a shot to
+// where they were at its view time, and a guess past the newest snapshot
+// is a place they may never have been (a shot at it a false hit or a
+// miss). The trade is the victim's: a shooter stalled for a while may hit
+// it where it stood at the stall, up to the view lag the server measured
+// and max_unlag.
 func (c *Client) advanceRender() {
 	if !c.haveSnap {
 		c.renderTime += c.scale // the Welcome's estimate, until a snapshot
 		return
 	}
-	limit := float64(c.newestSnap) + maxExtrapolation.Seconds()*float64(c.welcome.TickRate)
 	// On the view lag's grid (1/256 tick): the server rewinds to exactly
 	// the time shown.
-	c.renderTime = math.Floor(min(c.render.at(c.local()), limit)*protocol.LagScale) / protocol.LagScale
-	if c.renderTime > float64(c.newestSnap) {
-		c.stats.Extrapolated++
+	t := math.Floor(c.render.at(c.local())*protocol.LagScale) / protocol.LagScale
+	if t > float64(c.newestSnap) {
+		t = float64(c.newestSnap)
+		c.stats.Held++
 	}
+	c.renderTime = t
 }
 
 // interpolated returns two snapshots around time t (a at or before, b after;
@@ -361,16 +398,4 @@ func (c *Client) interpolated(t float64) (a, b *protocol.State, frac float64) {
 		frac = (t - float64(a.Tick)) / float64(b.Tick-a.Tick)
 	}
 	return a, b, frac
-}
-
-// before returns the newest kept state older than tick, nil when none.
-func (c *Client) before(tick uint32) *protocol.State {
-	var p *protocol.State
-	for i := range c.states {
-		s := &c.states[i]
-		if c.stateValid(s) && s.Tick < tick && (p == nil || s.Tick > p.Tick) {
-			p = s
-		}
-	}
-	return p
 }

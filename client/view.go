@@ -101,14 +101,6 @@ func (c *Client) buildView() {
 		// did). Show a, at a's time, until the render time passes the gap.
 		b, frac, v.RenderTime = nil, 0, float64(a.Tick)
 	}
-	// Past the newest snapshot (the next is late): extrapolate from the
-	// two newest, for at most maxExtrapolation (advanceRender caps the
-	// render time).
-	var prev *protocol.State
-	ahead := v.RenderTime - float64(a.Tick)
-	if b == nil && ahead > 0 {
-		prev = c.before(a.Tick)
-	}
 	find := func(s *protocol.State, id uint32) (protocol.EntityState, bool) {
 		j, ok := slices.BinarySearchFunc(s.Players, id, func(e protocol.Entity, id uint32) int { return int(int64(e.ID) - int64(id)) })
 		if !ok {
@@ -130,11 +122,6 @@ func (c *Client) buildView() {
 			if pb, ok := find(b, pa.ID); ok && moving(&pa.State, &pb) {
 				p.Pos = p.Pos.Lerp(protocol.VecValue(pb.Pos), frac)
 				p.Yaw = geom.LerpAngle(p.Yaw, protocol.YawValue(pb.Yaw), frac)
-			}
-		case prev != nil:
-			if pp, ok := find(prev, pa.ID); ok && moving(&pp, &pa.State) {
-				v := p.Pos.Sub(protocol.VecValue(pp.Pos)).Scale(1 / float64(a.Tick-prev.Tick))
-				p.Pos = p.Pos.Add(v.Scale(ahead))
 			}
 		}
 		v.Players = append(v.Players, p)
@@ -211,10 +198,16 @@ type Stats struct {
 	MarkersFromSnapshots, MarkersFromEvents uint64
 	MarkerDelayTicks                        uint64
 	// The clocks: the interpolation delay in use, the ticks remote players
-	// were extrapolated past the newest snapshot, and input packets the
-	// sender had not sent yet when the next replaced them.
-	Interp          time.Duration
-	Extrapolated    uint64
+	// were held at the newest snapshot because the next was late (the
+	// client never shows them past it), and input packets the sender had
+	// not sent yet when the next replaced them.
+	Interp time.Duration
+	Held   uint64
+	// InputBudget is how many inputs an input datagram carries at most
+	// now, and BudgetCuts how often a queue on the path cut it
+	// (Config.Redundancy).
+	InputBudget     int
+	BudgetCuts      uint64
 	SendsSuperseded uint64
 	// SnapshotDelayP95 is the 95th percentile of how much later than the
 	// fastest the last 100 new snapshots arrived: the path's jitter, plus

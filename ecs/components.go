@@ -286,7 +286,19 @@ type InputQueue struct {
 	Applied int64
 	Used    uint64
 	Rooted  uint64
-	// Recent has bit i set when the input of tick now−1−i was applied: a
-	// late copy of it is a duplicate, a late input of a rooted tick stale.
+	// Recent has bit i set when the input of tick now−1−i was applied (in
+	// time, or late): a later copy of it is a duplicate.
 	Recent uint64
+	// Late holds, oldest first, the NLate inputs that came after their
+	// tick was simulated without them (rooted), waiting for the next tick
+	// to run them before its own (package systems, late fire commands);
+	// LateRun counts the late inputs run.
+	Late    [MaxLateInputs]Input
+	NLate   int
+	LateRun uint64
 }
+
+// MaxLateInputs is the most late inputs a player can have waiting for one
+// tick, and the oldest a late input may be, in ticks (the room's max_unlag
+// may bound it further): the 64 ticks InputQueue.Recent remembers.
+const MaxLateInputs = 64

@@ -28,6 +28,13 @@ type FireCommand struct {
 	// Scripted commands (scenarios) skip the fire-rate, ammo and loadout
 	// rules; players' commands never do.
 	Scripted bool
+	// Late commands come from an input that arrived after its tick
+	// (InputQueue.Late): the weapon rules apply at that Tick, and the shot
+	// takes the view lag granted to that input, Lag, rather than its
+	// shooter's.
+	Late bool
+	Tick int64
+	Lag  ViewLag
 }
 
 // Commands are the side effects queued for this tick by inputs (or a scenario

@@ -217,11 +217,13 @@ func (r *Recorder) Despawn(e ecs.Entity) {
 }
 
 // Input records Simulation.QueueInput(e, in), which returned v. Only
-// queued inputs are recorded: the other verdicts leave the simulation as
-// it was, and clients resend every input until it is acknowledged, so
-// duplicates are most of what a room receives.
+// queued and late inputs are recorded: the other verdicts leave the
+// simulation as it was, and clients resend every input until it is
+// acknowledged, so duplicates are most of what a room receives. A late
+// input is recorded where it came, between the steps it came between, so
+// a replay runs it late at the same tick.
 func (r *Recorder) Input(e ecs.Entity, in ecs.Input, v systems.InputVerdict) {
-	if v != systems.InputQueued || !r.recording() {
+	if (v != systems.InputQueued && v != systems.InputLate) || !r.recording() {
 		return
 	}
 	i := int(e.ID())

@@ -372,8 +372,8 @@ func (r *Runner) apply(rec *Record) error {
 			}
 			v := s.sim.QueueInput(e, in)
 			if s == r.main {
-				if v != systems.InputQueued {
-					return r.diverged(rec, "input of tick %d for entity %v: %v, queued when recorded", rec.Input.Tick, rec.Entity, v)
+				if v != systems.InputQueued && v != systems.InputLate {
+					return r.diverged(rec, "input of tick %d for entity %v: %v, queued (in time or late) when recorded", rec.Input.Tick, rec.Entity, v)
 				}
 				r.res.Inputs++
 			}

@@ -31,11 +31,11 @@ type metrics struct {
 	bytesOut      prometheus.Counter
 	eventsDropped prometheus.Counter
 
-	dgIn             prometheus.Counter            // inputs received (the only type a client sends)
-	dgOut            prometheus.Counter            // snapshots sent
-	dropped          map[string]prometheus.Counter // datagrams dropped, by reason
-	inputs           [5]prometheus.Counter         // inputs by verdict
-	rejected         map[uint8]prometheus.Counter  // joins refused, by protocol reject code
+	dgIn             prometheus.Counter                        // inputs received (the only type a client sends)
+	dgOut            prometheus.Counter                        // snapshots sent
+	dropped          map[string]prometheus.Counter             // datagrams dropped, by reason
+	inputs           [systems.InputVerdicts]prometheus.Counter // inputs by verdict
+	rejected         map[uint8]prometheus.Counter              // joins refused, by protocol reject code
 	shotsRejected    map[ecs.RejectReason]prometheus.Counter
 	matches          [6]prometheus.Counter // matches ended, by endReason
 	clientRTT        prometheus.Histogram

@@ -646,7 +646,7 @@ func (r *room) applyInputs(mem *member, m *inputMsg) {
 		r.rec.Input(mem.entity, in, v)
 		r.srv.m.inputs[v].Inc()
 		mem.stats.Inputs[v]++
-		if v == systems.InputQueued {
+		if v == systems.InputQueued || v == systems.InputLate {
 			mem.lastInput = now
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rewind-gg/rewind/systems"
 )
 
 // RoomStats is a room's state, as reported by Stats.
@@ -29,10 +31,12 @@ type PlayerStats struct {
 	User   string // the stable user id: its token's, or its name in open mode
 	Name   string
 	Team   uint8
-	Inputs [5]uint64 // inputs received, by systems.InputVerdict
+	Inputs [systems.InputVerdicts]uint64 // inputs received, by systems.InputVerdict
 	// Applied counts ticks simulated with the player's input, Rooted those
-	// without (the player stood still).
+	// without (the player stood still); Late counts the inputs of rooted
+	// ticks run late, at a later tick (systems.InputLate).
 	Applied, Rooted  uint64
+	Late             uint64
 	Clamped          uint64 // shots resolved with less view lag than the player claimed
 	Hits             uint64 // hits confirmed to the player as shooter (they dealt damage)
 	NoDamage         uint64 // hits registered for the player that dealt no damage (invulnerable or dead target)
@@ -103,7 +107,7 @@ func (r *room) statsNow() RoomStats {
 	for _, mem := range r.members {
 		ps := mem.stats
 		tf, _, _, q, _, _, _, _ := r.body.Get(mem.entity)
-		ps.Applied, ps.Rooted, ps.LastInput = q.Used, q.Rooted, q.Applied
+		ps.Applied, ps.Rooted, ps.Late, ps.LastInput = q.Used, q.Rooted, q.LateRun, q.Applied
 		ps.Pos = tf.Pos.Array()
 		ps.RTT, ps.QUICRTT, ps.LagBound, ps.RTTCapped = mem.rtt.srtt, mem.quicRTT.srtt, mem.lagBound, mem.cappedFor
 		ps.RTTBound, ps.QUICDev = mem.rtt.bound(), mem.quicRTT.rttvar

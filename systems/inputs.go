@@ -8,8 +8,9 @@ type InputVerdict uint8
 const (
 	// InputQueued: the input waits for its tick.
 	InputQueued InputVerdict = iota
-	// InputStale: its tick has already been simulated without it: the player
-	// was rooted then.
+	// InputStale: its tick has already been simulated without it, and it
+	// cannot run late: a later tick's input was applied, or it is older
+	// than the late limit (Simulation.LateLimit), or the late queue is full.
 	InputStale
 	// InputDuplicate: the tick's input is already queued, or was applied (a
 	// redundant copy).
@@ -19,17 +20,32 @@ const (
 	InputTooEarly
 	// InputNoPlayer: the entity is gone or is not a controlled player.
 	InputNoPlayer
+	// InputLate: its tick was simulated without it (the player was rooted
+	// then); it runs at the next tick, before that tick's own input
+	// (late fire commands: Simulation.runLateInputs).
+	InputLate
+
+	// InputVerdicts is how many verdicts there are: the length of arrays
+	// indexed by one.
+	InputVerdicts = iota
 )
 
 // String names the verdict, as metrics and logs label it.
 func (v InputVerdict) String() string {
-	return [...]string{"queued", "stale", "duplicate", "too_early", "no_player"}[v]
+	if int(v) >= len(verdictNames) {
+		return "unknown"
+	}
+	return verdictNames[v]
 }
 
+var verdictNames = [InputVerdicts]string{"queued", "stale", "duplicate", "too_early", "no_player", "late"}
+
 // QueueInput hands a player the input for in.Tick. Each tick's input is
-// applied once, at that tick: copies of an input already queued or applied
-// are duplicates, inputs for ticks simulated without them are stale, and
-// inputs more than ecs.InputQueueLen−1 ticks ahead are dropped.
+// applied once: copies of an input already queued or applied are
+// duplicates, and inputs more than ecs.InputQueueLen−1 ticks ahead are
+// dropped. An input whose tick was simulated without it is late: it runs
+// at the next tick if no later tick's input has been applied and it is at
+// most LateLimit ticks old (else it is stale).
 func (s *Simulation) QueueInput(player ecs.Entity, in ecs.Input) InputVerdict {
 	if !s.World.Alive(player) {
 		return InputNoPlayer
@@ -41,10 +57,14 @@ func (s *Simulation) QueueInput(player ecs.Entity, in ecs.Input) InputVerdict {
 	now := s.Clock.Tick
 	switch {
 	case in.Tick < now:
-		if age := now - 1 - in.Tick; age < 64 && queue.Recent>>age&1 == 1 {
+		age := now - 1 - in.Tick
+		if age < 64 && queue.Recent>>age&1 == 1 {
 			return InputDuplicate
 		}
-		return InputStale
+		if in.Tick <= queue.Applied || age >= s.lateLimit {
+			return InputStale
+		}
+		return queueLate(queue, in)
 	case in.Tick >= now+ecs.InputQueueLen:
 		return InputTooEarly
 	}
@@ -55,3 +75,27 @@ func (s *Simulation) QueueInput(player ecs.Entity, in ecs.Input) InputVerdict {
 	*slot = in
 	return InputQueued
 }
+
+// queueLate puts a late input in its place among the queue's late inputs,
+// which stay in tick order.
+func queueLate(queue *ecs.InputQueue, in ecs.Input) InputVerdict {
+	i := queue.NLate
+	for i > 0 && queue.Late[i-1].Tick >= in.Tick {
+		if queue.Late[i-1].Tick == in.Tick {
+			return InputDuplicate
+		}
+		i--
+	}
+	if queue.NLate == len(queue.Late) {
+		return InputStale
+	}
+	copy(queue.Late[i+1:queue.NLate+1], queue.Late[i:queue.NLate])
+	queue.Late[i] = in
+	queue.NLate++
+	return InputLate
+}
+
+// LateLimit is how many ticks after its own an input may still run late:
+// the room's max_unlag (a later shot could not be rewound to its view
+// time), at most ecs.MaxLateInputs.
+func (s *Simulation) LateLimit() int64 { return s.lateLimit }

@@ -2,6 +2,7 @@ package systems
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/mlange-42/arche/generic"
@@ -107,6 +108,7 @@ type Simulation struct {
 
 	// Queries and component access, built once.
 	inputs    *generic.Filter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform]
+	late      *generic.Filter5[ecs.InputQueue, ecs.Transform, ecs.Velocity, ecs.Life, ecs.Motion]
 	movers    *generic.Filter5[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion]
 	hitboxes  *generic.Filter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion]
 	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life]
@@ -127,8 +129,9 @@ type Simulation struct {
 	// of their own as well, for nothing).
 	playerIDs, controlledIDs []ecs.ID
 
-	queueID ecs.ID     // InputQueue: a player moved by its inputs
-	level   ecs.Entity // the level's entity, zero without a level
+	queueID   ecs.ID     // InputQueue: a player moved by its inputs
+	lateLimit int64      // LateLimit
+	level     ecs.Entity // the level's entity, zero without a level
 	// chars are the classes' characters (Catalog.Classes' Movement), by
 	// class index; walk is the mesh players move on (Config.Level, or the
 	// endless floor without one).
@@ -178,6 +181,7 @@ func New(cfg Config) (*Simulation, error) {
 		cfg:       cfg,
 
 		inputs:    generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
+		late:      generic.NewFilter5[ecs.InputQueue, ecs.Transform, ecs.Velocity, ecs.Life, ecs.Motion](),
 		movers:    generic.NewFilter5[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion](),
 		hitboxes:  generic.NewFilter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion](),
 		triggers:  generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life](),
@@ -203,10 +207,11 @@ func New(cfg Config) (*Simulation, error) {
 	if len(s.chars) == 0 {
 		s.chars = append(s.chars, movement.DefaultCharacter())
 	}
-	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
+	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.late, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
 		f.Register(w)
 	}
 	s.queueID = ecs.ComponentID[ecs.InputQueue](w)
+	s.lateLimit = min(int64(math.Ceil(cfg.LagComp.MaxUnlag())), ecs.MaxLateInputs)
 	if cfg.Level != nil {
 		// The first entity, before any player: a replay makes the same one.
 		s.level = s.staticMap.NewWith(&ecs.StaticGeometry{Triangles: cfg.Level.Len()})
@@ -230,6 +235,7 @@ func New(cfg Config) (*Simulation, error) {
 	s.compensator = lagcomp.NewCompensator(s.Time, resolvers, cfg.LagComp.Bucketing)
 	s.fire = weapons.NewFireSystem(s.env, kinds)
 	s.stages = []stage{
+		{"late_inputs", s.runLateInputs},
 		{"apply_inputs", s.applyInputs},
 		{"movement", s.move},
 		{"record_history", s.recordHistory},

@@ -100,7 +100,7 @@ func TestQueueInputRules(t *testing.T) {
 		in   ecs.Input
 		want InputVerdict
 	}{
-		{ecs.Input{Tick: 0}, InputStale},
+		{ecs.Input{Tick: 0}, InputLate}, // tick 0 was simulated without it
 		{ecs.Input{Tick: 1, MoveZ: 1}, InputQueued},
 		{ecs.Input{Tick: 1, MoveZ: -1}, InputDuplicate}, // the first copy stays
 		{ecs.Input{Tick: 1 + ecs.InputQueueLen - 1}, InputQueued},
@@ -126,8 +126,8 @@ func TestQueueInputRules(t *testing.T) {
 	if got := s.QueueInput(p, ecs.Input{Tick: 1}); got != InputDuplicate {
 		t.Errorf("an applied tick's input again: %v, want a duplicate", got)
 	}
-	if got := s.QueueInput(p, ecs.Input{Tick: 0}); got != InputStale {
-		t.Errorf("a late input of a tick simulated without it: %v, want stale", got)
+	if got := s.QueueInput(p, ecs.Input{Tick: 0}); got != InputDuplicate {
+		t.Errorf("the input of a tick that ran late: %v, want a duplicate", got)
 	}
 }
 

@@ -65,6 +65,50 @@ func GrantViewLag(now int64, in *ecs.Input, maxUnlag float64) ecs.ViewLag {
 	return v
 }
 
+// runLateInputs runs, before this tick's own inputs, the inputs that came
+// after their tick was simulated without them (QueueInput's InputLate),
+// oldest first, as Source's server runs late user commands on arrival.
+// Each turns the player, moves it one step of its class's character, and
+// reloads and fires as its buttons say: its shot is fired now, from where
+// that step left the eyes, under the weapon rules at the input's own tick,
+// lag compensated to the input's own view time (granted as any input's,
+// against the bound measured when it arrived and max_unlag, relative to
+// now). The missed tick stays in the history as it was simulated (the
+// player rooted), since others saw it so: the player catches up now. A
+// late input of a tick before the player was last put somewhere (a
+// respawn, a teleport: Life.Moved) or while it is dead runs nothing, and
+// is only marked applied.
+func (s *Simulation) runLateInputs() {
+	now := s.Clock.Tick
+	maxUnlag := s.cfg.LagComp.MaxUnlag()
+	q := s.late.Query(s.World)
+	for q.Next() {
+		queue, tf, vel, life, mo := q.Get()
+		if queue.NLate == 0 {
+			continue
+		}
+		e := q.Entity()
+		if tf.Pos != mo.Left {
+			life.Moved = now
+		}
+		for i := range queue.NLate {
+			in := &queue.Late[i]
+			queue.Recent |= 1 << uint(now-1-in.Tick)
+			queue.Applied = in.Tick
+			queue.LateRun++
+			if life.Dead || in.Tick < life.Moved {
+				continue
+			}
+			s.step(e, tf, vel, life, mo, in, now)
+			if life.Dead {
+				continue
+			}
+			s.fireAndReload(e, in, tf, mo, in.Tick, true, GrantViewLag(now, in, maxUnlag))
+		}
+		queue.NLate = 0
+	}
+}
+
 // move advances every player moved by its inputs by one tick of its
 // class's character (movement.Move) against the level's movement-blocking
 // triangles. A rooted tick (no input: applyInputs left an empty one) moves
@@ -74,7 +118,7 @@ func GrantViewLag(now int64, in *ecs.Input, maxUnlag float64) ecs.ViewLag {
 // feet then leave the level's bounds or enter a kill volume dies, its own
 // killer (killedByLevel).
 func (s *Simulation) move() {
-	dt, now := s.Clock.Dt(), s.Clock.Tick
+	now := s.Clock.Tick
 	q := s.movers.Query(s.World)
 	for q.Next() {
 		tf, vel, in, life, mo := q.Get()
@@ -85,14 +129,20 @@ func (s *Simulation) move() {
 		if tf.Pos != mo.Left {
 			life.Moved = now
 		}
-		tf.Yaw, tf.Pitch = movement.Look(in.Yaw, in.Pitch)
-		st := movement.State{Pos: tf.Pos, Vel: vel.V, Crouched: mo.Crouched, JumpHeld: mo.JumpHeld}
-		movement.Move(&s.chars[mo.Class], &st, in.Movement(), dt, s.walk, level.MovementMask)
-		tf.Pos, vel.V, mo.Left = st.Pos, st.Vel, st.Pos
-		mo.Crouched, mo.JumpHeld, mo.OnGround, mo.Ground = st.Crouched, st.JumpHeld, st.OnGround, st.Ground
-		if s.outOfLevel(st.Pos) {
-			s.killedByLevel(q.Entity(), life, vel, now)
-		}
+		s.step(q.Entity(), tf, vel, life, mo, in, now)
+	}
+}
+
+// step turns player e and moves it one tick as in says, and kills it
+// where it leaves the level (outOfLevel).
+func (s *Simulation) step(e ecs.Entity, tf *ecs.Transform, vel *ecs.Velocity, life *ecs.Life, mo *ecs.Motion, in *ecs.Input, now int64) {
+	tf.Yaw, tf.Pitch = movement.Look(in.Yaw, in.Pitch)
+	st := movement.State{Pos: tf.Pos, Vel: vel.V, Crouched: mo.Crouched, JumpHeld: mo.JumpHeld}
+	movement.Move(&s.chars[mo.Class], &st, in.Movement(), s.Clock.Dt(), s.walk, level.MovementMask)
+	tf.Pos, vel.V, mo.Left = st.Pos, st.Vel, st.Pos
+	mo.Crouched, mo.JumpHeld, mo.OnGround, mo.Ground = st.Crouched, st.JumpHeld, st.OnGround, st.Ground
+	if s.outOfLevel(st.Pos) {
+		s.killedByLevel(e, life, vel, now)
 	}
 }
 
@@ -173,20 +223,28 @@ func (s *Simulation) weapons() {
 		if in.Tick != now || life.Dead {
 			continue
 		}
-		if in.Buttons&ecs.ButtonReload != 0 && int(in.Weapon) < s.Catalog.Len() {
-			arsenal, _ := s.armsOf.Get(q.Entity())
-			weapons.Reload(arsenal, in.Weapon, s.Catalog.At(in.Weapon), now)
-		}
-		if in.Buttons&ecs.ButtonFire == 0 {
-			continue
-		}
-		origin := s.Eye(tf.Pos, mo.Crouched)
-		s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{
-			Shooter: q.Entity(), Weapon: in.Weapon, Shot: in.Shot,
-			Origin: origin, Dir: movement.Aim(tf.Yaw, tf.Pitch),
-		})
+		s.fireAndReload(q.Entity(), in, tf, mo, now, false, ecs.ViewLag{})
 	}
 	s.fire.Run()
+}
+
+// fireAndReload starts reloading the selected weapon of player e when in
+// holds the reload button, and queues its fire command when in holds the
+// fire button: from the eyes, where the aim points. The rules apply at
+// tick at; a late command carries its own view lag.
+func (s *Simulation) fireAndReload(e ecs.Entity, in *ecs.Input, tf *ecs.Transform, mo *ecs.Motion, at int64, late bool, lag ecs.ViewLag) {
+	if in.Buttons&ecs.ButtonReload != 0 && int(in.Weapon) < s.Catalog.Len() {
+		arsenal, _ := s.armsOf.Get(e)
+		weapons.Reload(arsenal, in.Weapon, s.Catalog.At(in.Weapon), at)
+	}
+	if in.Buttons&ecs.ButtonFire == 0 {
+		return
+	}
+	s.Commands.Fire = append(s.Commands.Fire, ecs.FireCommand{
+		Shooter: e, Weapon: in.Weapon, Shot: in.Shot,
+		Origin: s.Eye(tf.Pos, mo.Crouched), Dir: movement.Aim(tf.Yaw, tf.Pitch),
+		Late: late, Tick: at, Lag: lag,
+	})
 }
 
 // lagCompensation gives every unfinished lag-compensated entity its view time

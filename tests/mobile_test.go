@@ -56,8 +56,8 @@ func TestMobileNetwork(t *testing.T) {
 		// The shim delays each packet by its latency ± jitter, uniformly: 95%
 		// of packets come within 1.9 × jitter of the fastest.
 		allowed := time.Duration(1.9*float64(jitter)) + 50*time.Millisecond
-		t.Logf("client %d: %.2f%% of %d ticks applied its input; clock jumps %d (%d in the first second), margin low %.2f ticks; snapshots p95 %v later than the fastest (allowed %v), interp %v, extrapolated %d ticks, %d of %d hit markers",
-			i, 100*ratio, applied+rooted, st.ClockJumps, jumps[i], st.MarginLow, st.SnapshotDelayP95, allowed, st.Interp, st.Extrapolated, st.MarkersFromSnapshots, st.MarkersFromSnapshots+st.MarkersFromEvents)
+		t.Logf("client %d: %.2f%% of %d ticks applied its input; clock jumps %d (%d in the first second), margin low %.2f ticks; snapshots p95 %v later than the fastest (allowed %v), interp %v, held %d ticks, %d of %d hit markers",
+			i, 100*ratio, applied+rooted, st.ClockJumps, jumps[i], st.MarginLow, st.SnapshotDelayP95, allowed, st.Interp, st.Held, st.MarkersFromSnapshots, st.MarkersFromSnapshots+st.MarkersFromEvents)
 		if ratio < 0.99 {
 			t.Errorf("client %d: %.2f%% of ticks applied its input, want ≥ 99%%", i, 100*ratio)
 		}

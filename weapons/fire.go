@@ -12,7 +12,8 @@ import (
 // checked against the rules (the weapon is carried, its fire interval or
 // cooldown has passed, it has ammo and is not reloading); a valid one spawns
 // its kind's entity carrying the shooter's view lag (cut to the weapon's
-// max_rewind_ticks) and the next index of the shooter's spread sequence. A
+// max_rewind_ticks; a late command's own view lag, under the rules at its
+// own tick) and the next index of the shooter's spread sequence. A
 // shot fired with less view lag than its shooter claimed is reported as a
 // clamp. Invalid commands are reported as invalid shots, refused ones as
 // rejected shots. Scripted commands (scenarios) skip the rules.
@@ -48,10 +49,14 @@ func (s *FireSystem) Run() {
 			continue
 		}
 		def := s.env.Catalog.At(cmd.Weapon)
+		at := now // the tick the rules apply at: a late command's own
+		if cmd.Late {
+			at, lag = cmd.Tick, &cmd.Lag
+		}
 		seq := cmd.Shot // a scripted shot's place in its spread sequence: its index
 		if !cmd.Scripted {
 			seq = arsenal.Fired
-			if reason := Use(arsenal, cmd.Weapon, def, now); reason != 0 {
+			if reason := Use(arsenal, cmd.Weapon, def, at); reason != 0 {
 				s.env.Events.Rejected = append(s.env.Events.Rejected, ecs.RejectedShot{
 					Shooter: cmd.Shooter, Shot: cmd.Shot, Weapon: cmd.Weapon, Reason: reason, Tick: now})
 				continue

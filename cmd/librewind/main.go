@@ -19,6 +19,7 @@
 package main
 
 /*
+#cgo !windows LDFLAGS: -lm
 #include <stdlib.h>
 #include "core.h"
 */

@@ -362,11 +362,18 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		st := s.Stats()
 		up.Packets += st.Up.Packets
 		up.Dropped += st.Up.Dropped
+		up.Overflowed += st.Up.Overflowed
+		up.Bytes += st.Up.Bytes
 		down.Packets += st.Down.Packets
 		down.Dropped += st.Down.Dropped
+		down.Overflowed += st.Down.Overflowed
+		down.Bytes += st.Down.Bytes
 	}
-	fmt.Fprintf(stdout, "network shims: client→server %d packets, %d dropped; server→client %d packets, %d dropped\n",
-		up.Packets, up.Dropped, down.Packets, down.Dropped)
+	perClient := func(d netshim.DirStats) float64 {
+		return float64(d.Bytes) * 8 / 1000 / elapsed.Seconds() / float64(max(len(shims), 1))
+	}
+	fmt.Fprintf(stdout, "network shims: client→server %d packets (%.1f kbit/s per client), %d dropped (%d by a full queue); server→client %d packets (%.1f kbit/s per client), %d dropped (%d by a full queue)\n",
+		up.Packets, perClient(up), up.Dropped, up.Overflowed, down.Packets, perClient(down), down.Dropped, down.Overflowed)
 	if final.Recording != "" {
 		// The room closes its recording as it ends; Shutdown waits for it.
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

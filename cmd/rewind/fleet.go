@@ -277,17 +277,18 @@ func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick 
 // view of each bot (by player id), for the inputs applied.
 func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tno damage\tclamped\tK/D\tkbit/s\t")
-	var sent, applied, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes, extrapolated uint64
+	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tlate\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tno damage\tclamped\tK/D\tkbit/s\t")
+	var sent, applied, late, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes, held, bytesOut, datagrams, cuts uint64
 	for _, b := range f.bots {
 		s, ts := b.c.Stats(), b.tally.Stats()
 		set := "—"
 		if b.rtt > 0 {
 			set = b.rtt.Round(time.Millisecond).String()
 		}
-		app, pct, clamp := "—", "—", "—"
+		app, pct, clamp, lateRun := "—", "—", "—", "—"
 		if p, ok := players[b.c.ID()]; ok {
-			app = fmt.Sprint(p.Applied)
+			app, lateRun = fmt.Sprint(p.Applied), fmt.Sprint(p.Late)
+			late += p.Late
 			pct = fmt.Sprintf("%.1f", 100*float64(p.Applied)/float64(max(s.Ticks, 1)))
 			clamp = fmt.Sprint(p.Clamped)
 			applied += p.Applied
@@ -298,11 +299,12 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 			sc = fmt.Sprintf("%.0f", 100*float64(ts.SeenConfirmed)/float64(live))
 		}
 		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1fms\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, b.c.Welcome().Class, set,
-			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, s.Corrections, s.ShotsFired, ts.HitsSeen, ts.HitsSeenAfterDeath,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.1fms\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%d/%d\t%.1f\t\n", b.name, b.team, b.c.Welcome().Class, set,
+			float64(s.RTT.Microseconds())/1000, s.Ticks, app, pct, lateRun, s.Corrections, s.ShotsFired, ts.HitsSeen, ts.HitsSeenAfterDeath,
 			s.HitsConfirmed, sc, s.NoDamage, clamp, s.Kills, s.Deaths, kbps)
 		noDamage += s.NoDamage
-		extrapolated += s.Extrapolated
+		held += s.Held
+		bytesOut, datagrams, cuts = bytesOut+s.BytesOut, datagrams+s.DatagramsSent, cuts+s.BudgetCuts
 		dead += ts.HitsSeenAfterDeath
 		sent += s.Ticks
 		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+ts.HitsSeen, confirmed+s.HitsConfirmed, seenConf+ts.SeenConfirmed, bytes+s.BytesIn
@@ -310,7 +312,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	tw.Flush()
 	fmt.Fprintf(w, "\ntotal: %d inputs sent", sent)
 	if players != nil {
-		fmt.Fprintf(w, ", %d applied (%.1f%%)", applied, 100*float64(applied)/float64(max(sent, 1)))
+		fmt.Fprintf(w, ", %d applied in time (%.1f%%), %d more late (run at a later tick)", applied, 100*float64(applied)/float64(max(sent, 1)), late)
 	}
 	fmt.Fprintf(w, "; %d shots, %d hits seen by the shooters, %d confirmed by the server", shots, seen, confirmed)
 	fmt.Fprintf(w, " (and %d registered on targets that took no damage: invulnerable or already dead)", noDamage)
@@ -322,8 +324,10 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	if players != nil {
 		fmt.Fprintf(w, ".\nView lag: %d shots were resolved with less view lag than their shooter claimed (rewind_view_lag_clamped_total)", clamped)
 	}
-	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client; remote players extrapolated past the newest snapshot on %.2f%% of ticks",
-		float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)), 100*float64(extrapolated)/float64(max(sent, 1)))
+	fmt.Fprintf(w, ".\nSnapshots: %.1f kbit/s per client; remote players held at the newest snapshot (the next late) on %.2f%% of ticks",
+		float64(bytes)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)), 100*float64(held)/float64(max(sent, 1)))
+	fmt.Fprintf(w, ".\nInputs: %.1f kbit/s per client, %.0f bytes a datagram; the input budget was cut %d times by queues on the path",
+		float64(bytesOut)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)), float64(bytesOut)/float64(max(datagrams, 1)), cuts)
 	fmt.Fprint(w, ".\n\n")
 	events, falsePos := f.targetReport(w)
 	live := seen - dead

@@ -1,0 +1,224 @@
+package systems
+
+import (
+	"testing"
+
+	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
+	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/weapons"
+)
+
+// An input whose every copy came after its tick runs at the next tick,
+// before that tick's own: a player that stood still while its input was
+// missing ends up exactly where it would have been with both in time, and
+// both ticks count as applied.
+func TestLateInputCatchesUp(t *testing.T) {
+	late, ontime := newSim(t, rifle), newSim(t, rifle)
+	spec := PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}}
+	p, r := late.SpawnPlayer(spec), ontime.SpawnPlayer(spec)
+	fwd := func(tick int64) ecs.Input {
+		return ecs.Input{Tick: tick, MoveZ: 1, MoveX: 0.5, Yaw: 0.1 * float64(tick)}
+	}
+	for tick := range int64(3) {
+		ontime.QueueInput(r, fwd(tick))
+	}
+	late.Step() // tick 0: no input, rooted (from standing: it stays put)
+	if v := late.QueueInput(p, fwd(0)); v != InputLate {
+		t.Fatalf("tick 0's input after tick 0: %v, want late", v)
+	}
+	if v := late.QueueInput(p, fwd(0)); v != InputDuplicate {
+		t.Errorf("a second copy of the late input: %v, want a duplicate", v)
+	}
+	late.QueueInput(p, fwd(1))
+	late.QueueInput(p, fwd(2))
+	for range 3 {
+		ontime.Step()
+	}
+	late.Step() // tick 1: tick 0's input, then its own
+	late.Step()
+	got, _ := late.PlayerState(p)
+	want, _ := ontime.PlayerState(r)
+	if got.Transform != want.Transform || got.Velocity != want.Velocity {
+		t.Errorf("after the late input: %+v %+v, want %+v %+v (all in time)", got.Transform, got.Velocity, want.Transform, want.Velocity)
+	}
+	q, _ := late.inputMap.Get(p)
+	if q.LateRun != 1 || q.Rooted != 1 || q.Used != 2 || q.Applied != 2 || q.Recent&0b111 != 0b111 || q.NLate != 0 {
+		t.Errorf("queue: late run %d rooted %d used %d applied %d recent %b waiting %d", q.LateRun, q.Rooted, q.Used, q.Applied, q.Recent, q.NLate)
+	}
+	if v := late.QueueInput(p, fwd(0)); v != InputDuplicate {
+		t.Errorf("the late input once more after it ran: %v, want a duplicate", v)
+	}
+	if late.Stats().Ticks != 3 {
+		t.Errorf("%d ticks simulated", late.Stats().Ticks)
+	}
+}
+
+// A late fire command fires at the tick it runs, lag compensated to its own
+// view time: it hits the target where the shooter saw it, and its view lag
+// counts from the present (a tick more than it claimed at its own tick).
+func TestLateFireIsRewoundToItsViewTime(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Weapons = []weapons.Definition{rifle}
+	r := newStrafeRange(t, cfg)
+	for range 40 {
+		r.step(&ecs.Input{ViewTime: ecs.ViewTimeOf(float64(r.s.Now()) - 4)})
+	}
+	missed := r.s.Now()
+	r.step(nil) // the shooter's input for this tick is late
+	in := r.aimAt(missed, missed-4, 4, float64(missed-6))
+	in.Tick = missed
+	if v := r.s.QueueInput(r.shooter, in); v != InputLate {
+		t.Fatalf("late fire: %v", v)
+	}
+	now := r.s.Now()
+	r.step(&ecs.Input{ViewTime: ecs.ViewTimeOf(float64(now) - 4)})
+	if len(r.s.Events.Shots) != 1 {
+		t.Fatalf("shots %+v, want the late one", r.s.Events.Shots)
+	}
+	ev := r.s.Events.Shots[0]
+	if ev.Result != ecs.ResultHit || ev.Target != r.target || ev.ViewTime != ecs.ViewTimeOf(float64(missed-4)) || ev.Tick != now {
+		t.Errorf("late shot %+v, want a hit at view time %d resolved at %d", ev, missed-4, now)
+	}
+	if len(r.s.Events.Clamps) != 0 {
+		t.Errorf("clamps %+v: the late shot's view lag is within its bound", r.s.Events.Clamps)
+	}
+}
+
+// A late fire command is held to the weapon's rules at its own tick: a
+// weapon that fires every other tick fires a late shot and, two ticks
+// later, an in-time one; one tick later the in-time one is refused, as it
+// would have been had both come in time.
+func TestLateFireRulesAtItsOwnTick(t *testing.T) {
+	slow := rifle
+	slow.FireInterval = 2
+	for _, tt := range []struct {
+		gap      int64
+		rejected int
+	}{{2, 0}, {1, 1}} {
+		s := newSim(t, slow)
+		p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}})
+		fire := func(tick int64) ecs.Input {
+			return ecs.Input{Tick: tick, Yaw: 1, Buttons: ecs.ButtonFire, Shot: uint32(tick), ViewTime: ecs.ViewTimeOf(float64(tick))}
+		}
+		s.Step() // tick 0: rooted
+		s.Step() // tick 1: rooted
+		first := 2 - tt.gap
+		s.QueueInput(p, fire(first))
+		s.QueueInput(p, fire(2))
+		s.Step()
+		fired := 0
+		for _, ev := range s.Events.Shots {
+			if ev.Result != ecs.ResultInvalid {
+				fired++
+			}
+		}
+		if fired+tt.rejected != 2 || len(s.Events.Rejected) != tt.rejected {
+			t.Errorf("shots %d ticks apart: %d fired, %d rejected (%+v), want %d rejected", tt.gap, fired, len(s.Events.Rejected), s.Events.Rejected, tt.rejected)
+		}
+		if tt.rejected == 1 && s.Events.Rejected[0].Reason != ecs.RejectCooldown {
+			t.Errorf("rejected for %v, want the cooldown", s.Events.Rejected[0].Reason)
+		}
+	}
+}
+
+// Which late inputs run: none older than the late limit (max_unlag), none
+// of a tick before one already applied, none at all with max_unlag 0;
+// those that run, in tick order whatever order they came in.
+func TestLateInputLimits(t *testing.T) {
+	s := newSim(t, rifle)
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}})
+	limit := s.LateLimit()
+	if limit != 30 {
+		t.Fatalf("late limit %d, want the default max_unlag's 30", limit)
+	}
+	for range 40 {
+		s.Step()
+	}
+	now := s.Now()
+	for _, tt := range []struct {
+		tick int64
+		want InputVerdict
+	}{
+		{now - limit - 1, InputStale},
+		{now - limit, InputLate},
+		{now - 1, InputLate},
+		{now - 3, InputLate},
+		{now - 3, InputDuplicate},
+		{now - 2, InputLate},
+	} {
+		if v := s.QueueInput(p, ecs.Input{Tick: tt.tick, MoveZ: 1}); v != tt.want {
+			t.Errorf("input %d ticks old: %v, want %v", now-tt.tick, v, tt.want)
+		}
+	}
+	q, _ := s.inputMap.Get(p)
+	var order []int64
+	for i := range q.NLate {
+		order = append(order, now-q.Late[i].Tick)
+	}
+	if want := []int64{limit, 3, 2, 1}; !equalInts(order, want) {
+		t.Errorf("late inputs waiting, ticks old: %v, want %v", order, want)
+	}
+	s.Step()
+	if q.LateRun != 4 || q.Applied != now-1 {
+		t.Errorf("ran %d late, applied %d", q.LateRun, q.Applied)
+	}
+	if v := s.QueueInput(p, ecs.Input{Tick: now - 4}); v != InputStale {
+		t.Errorf("a tick before one applied: %v, want stale", v)
+	}
+
+	cfg := DefaultConfig()
+	cfg.LagComp.MaxUnlagTicks = 0.5
+	off, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := off.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox})
+	off.Step()
+	if off.LateLimit() != 1 {
+		t.Errorf("late limit %d with max_unlag 0.5", off.LateLimit())
+	}
+	off.Step()
+	if v := off.QueueInput(o, ecs.Input{Tick: 0}); v != InputStale {
+		t.Errorf("two ticks late with a late limit of one: %v", v)
+	}
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A late input of a tick before the player was put somewhere else (a
+// respawn, a teleport) runs nothing: it neither moves it from where it was
+// put nor fires; it only counts as applied.
+func TestLateInputBeforeATeleportRunsNothing(t *testing.T) {
+	s := newSim(t, rifle)
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}})
+	s.Step() // tick 0: rooted
+	st, _ := s.PlayerState(p)
+	st.Transform.Pos = geom.V(5, 0, 5)
+	s.SetPlayerState(p, &st)
+	if v := s.QueueInput(p, ecs.Input{Tick: 0, MoveZ: 1, Buttons: ecs.ButtonFire, ViewTime: ecs.ViewTimeOf(0)}); v != InputLate {
+		t.Fatalf("%v", v)
+	}
+	s.Step() // tick 1: rooted, after the teleport
+	got, _ := s.PlayerState(p)
+	if want := moved(t, s, p, movement.State{Pos: geom.V(5, 0, 5)}, ecs.Input{}); got.Transform.Pos != want.Pos {
+		t.Errorf("at %v, want %v: where it was put, then a rooted tick", got.Transform.Pos, want.Pos)
+	}
+	if len(s.Events.Shots) != 0 {
+		t.Errorf("shots %+v, want none", s.Events.Shots)
+	}
+	q, _ := s.inputMap.Get(p)
+	if q.LateRun != 1 || q.Applied != 0 || got.Life.Moved != 1 {
+		t.Errorf("late run %d applied %d moved %d", q.LateRun, q.Applied, got.Life.Moved)
+	}
+}
