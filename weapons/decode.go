@@ -86,7 +86,7 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 		d.MaxRewind, err = duration(o, "max_rewind")
 	}
 	if err == nil && o.Has("max_rewind") && o.Has("max_rewind_ticks") {
-		err = fields.Errorf(fields.Join(o.Path, "max_rewind"), "and max_rewind_ticks are both set: give one (max_rewind is a duration such as \"150ms\"; max_rewind_ticks counts ticks, as earlier versions did)")
+		err = fields.Errorf(fields.Join(o.Path, "max_rewind"), "both max_rewind and max_rewind_ticks are set: give one (max_rewind is a duration such as \"150ms\"; max_rewind_ticks counts ticks, as earlier versions did)")
 	}
 	var hits float64
 	if err == nil {
