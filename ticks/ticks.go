@@ -54,8 +54,11 @@ type Span struct {
 func Parse(s string) (Span, error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if !(n >= 0) || math.IsInf(n, 0) {
-			return Span{}, fmt.Errorf("%q is not a number of ticks (0 or more)", s)
+		switch {
+		case n < 0:
+			return Span{}, fmt.Errorf("%q is negative", s)
+		case math.IsNaN(n) || math.IsInf(n, 0):
+			return Span{}, fmt.Errorf("%q is not a number of ticks", s)
 		}
 		return Span{N: n, InTicks: true}, nil
 	}
