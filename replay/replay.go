@@ -50,7 +50,7 @@ type Config struct {
 type Variant struct {
 	Name    string
 	LagComp lagcomp.Config
-	// MaxRewind replaces weapons' max_rewind_ticks, by weapon name (0: no
+	// MaxRewind replaces weapons' caps (max_rewind), in ticks, by weapon name (0: no
 	// cap but the room's). Weapons not named keep their recorded cap.
 	MaxRewind map[string]float64
 	// TrustClaims grants every shot the view time its client claimed: no
@@ -251,10 +251,10 @@ func NewRunner(setup Setup, cfg Config) (*Runner, error) {
 		for j := range vc.Weapons {
 			d := &vc.Weapons[j]
 			if m, ok := v.MaxRewind[d.Name]; ok {
-				d.MaxRewindTicks = m
+				d.MaxRewindTicks, d.MaxRewind = m, 0
 			}
 			if v.TrustClaims {
-				d.MaxRewindTicks = 0
+				d.MaxRewindTicks, d.MaxRewind = 0, 0
 			}
 		}
 		vr := &r.res.Variants[i]

@@ -30,10 +30,14 @@ type Match struct {
 	Players  []Player `json:"players"`
 }
 
-// LagComp is the lag-compensation tuning the match ran with.
+// LagComp is the lag-compensation tuning the match ran with: the window
+// and max_unlag in the match's ticks, as the simulation used them, and the
+// same in seconds.
 type LagComp struct {
 	WindowTicks      int     `json:"window_ticks"`
 	MaxUnlag         float64 `json:"max_unlag_ticks"`
+	WindowSeconds    float64 `json:"window_seconds"`
+	MaxUnlagSeconds  float64 `json:"max_unlag_seconds"`
 	ViewLagTolerance float64 `json:"view_lag_tolerance_seconds"`
 	MaxInterpDelay   float64 `json:"max_interp_delay_seconds"`
 	ViewResolution   int     `json:"view_resolution"`

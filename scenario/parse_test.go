@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 func assertInvalid(t *testing.T, sc M, want string) {
@@ -153,17 +155,28 @@ func TestMalformedJSON(t *testing.T) {
 
 func TestOverrides(t *testing.T) {
 	sc := parseMap(t, valid())
-	w, r := 0, 4
-	if err := (Overrides{WindowTicks: &w, ViewResolution: &r, NoBuckets: true}).Apply(sc); err != nil {
+	w, r := ticks.Span{N: 0, InTicks: true}, 4
+	if err := (Overrides{Window: &w, ViewResolution: &r, NoBuckets: true}).Apply(sc); err != nil {
 		t.Fatal(err)
 	}
 	if sc.LagComp != (LagComp{WindowTicks: 0, ViewResolution: 4, Bucketing: false}) {
 		t.Errorf("after overrides: %+v", sc.LagComp)
 	}
-	bad := -3
-	if err := (Overrides{WindowTicks: &bad}).Apply(sc); err == nil || err.Error() != "--window: -3 is outside 0..1024" {
-		t.Errorf("bad window: %v", err)
+	// A duration is rounded up to whole ticks at the scenario's 20 Hz.
+	for in, want := range map[string]int{"120ms": 3, "1s": 20, "7": 7} {
+		sp, _ := ticks.Parse(in)
+		if err := (Overrides{Window: &sp}).Apply(sc); err != nil || sc.LagComp.WindowTicks != want {
+			t.Errorf("--window %s: %d ticks, %v; want %d", in, sc.LagComp.WindowTicks, err, want)
+		}
 	}
+	for in, want := range map[string]string{"2.5": "--window: 2.5 ticks is not a whole number of ticks",
+		"1m": "--window: 1m0s (1200 ticks at 20 Hz) is outside 0..1024 ticks", "2000": "--window: 2000 ticks (1m40s at 20 Hz) is outside 0..1024 ticks"} {
+		sp, _ := ticks.Parse(in)
+		if err := (Overrides{Window: &sp}).Apply(sc); err == nil || err.Error() != want {
+			t.Errorf("--window %s: %v, want %s", in, err, want)
+		}
+	}
+	bad := -3
 	if err := (Overrides{ViewResolution: &bad}).Apply(sc); err == nil || err.Error() != "--resolution: -3 is outside 0..65536" {
 		t.Errorf("bad resolution: %v", err)
 	}

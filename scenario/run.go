@@ -15,6 +15,7 @@ import (
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/systems"
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 // Result is what the server decided for every shot of a scenario.
@@ -44,18 +45,24 @@ type Stats struct {
 // Overrides replace fields of a scenario's lagcomp block (the command's
 // --window, --resolution and --no-buckets flags); nil leaves a field as is.
 type Overrides struct {
-	WindowTicks    *int
+	// Window is the window as a duration, rounded up to whole ticks at the
+	// scenario's tick rate, or as a number of ticks.
+	Window         *ticks.Span
 	ViewResolution *int
 	NoBuckets      bool
 }
 
 // Apply validates the overrides and applies them to sc.
 func (ov Overrides) Apply(sc *Scenario) error {
-	if w := ov.WindowTicks; w != nil {
-		if *w < 0 || *w > lagcomp.MaxWindowTicks {
-			return fields.Errorf("--window", "%d is outside 0..%d", *w, lagcomp.MaxWindowTicks)
+	if ov.Window != nil {
+		w, err := ov.Window.WholeTicks(sc.TickRate)
+		if err != nil {
+			return fields.Errorf("--window", "%v", err)
 		}
-		sc.LagComp.WindowTicks = *w
+		if w < 0 || w > lagcomp.MaxWindowTicks {
+			return fields.Errorf("--window", "%s is outside 0..%d ticks", ov.Window.Describe(sc.TickRate), lagcomp.MaxWindowTicks)
+		}
+		sc.LagComp.WindowTicks = w
 	}
 	if r := ov.ViewResolution; r != nil {
 		if *r < 0 || *r > lagcomp.MaxViewResolution {

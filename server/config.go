@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -206,12 +208,24 @@ type TLSConfig struct {
 
 // LagCompConfig tunes lag compensation (see lagcomp.Config).
 type LagCompConfig struct {
+	// Window is the history the room keeps: no shot is resolved further
+	// back. The room keeps it in whole ticks, rounded up, so it never holds
+	// less than Window (LagCompConfig).
+	Window time.Duration `koanf:"window"`
+	// WindowTicks gives the window as a number of ticks instead, the key of
+	// earlier versions; 0: Window. A window in ticks changes length with
+	// the tick rate, so Window is the form to use; the two together are an
+	// error.
 	WindowTicks    int     `koanf:"window_ticks"`
 	ViewResolution int     `koanf:"view_resolution"`
 	Bucketing      bool    `koanf:"bucketing"`
 	CellSize       float64 `koanf:"cell_size"`
 	// MaxUnlag caps the view lag any claim is granted (Source's
-	// sv_maxunlag): the favour-the-shooter cap. 0: the window.
+	// sv_maxunlag): the favour-the-shooter cap. 0: the window. An honest
+	// client's view lag is its round trip, its interpolation delay, a
+	// snapshot interval and a tick or two of input lead, plus jitter: the
+	// default window (1.75 s) holds that for round trips up to 1 s
+	// (docs/threat-model.md, "Tuning").
 	MaxUnlag time.Duration `koanf:"max_unlag"`
 	// ViewLagTolerance is what the server adds to the view lag it measured
 	// of a client (round trip, input lead, interpolation delay) before it
@@ -305,7 +319,7 @@ func DefaultConfig() Config {
 		InputTimeout:    10 * time.Second,
 		InputCoverage:   0.5, InputCoverageWindow: 20 * time.Second,
 		DrainTimeout: time.Minute,
-		LagComp: LagCompConfig{WindowTicks: 30, Bucketing: true, CellSize: 4,
+		LagComp: LagCompConfig{Window: DefaultWindow, Bucketing: true, CellSize: 4,
 			ViewLagTolerance: 200 * time.Millisecond, MaxInterpDelay: 250 * time.Millisecond, RTTMargin: 100 * time.Millisecond},
 		Match: MatchConfig{Health: 100, RespawnTicks: 60, InvulnerableTicks: 40, EyeHeight: def.EyeHeight, CrouchEyeHeight: def.CrouchEyeHeight,
 			Radius: def.Radius, Height: def.Height, CrouchHeight: def.CrouchHeight, HeadHeight: 0.3,
@@ -333,6 +347,14 @@ func defaultBoxes() []Box {
 	return out
 }
 
+// DefaultWindow is the default lag-compensation window, and so the default
+// max_unlag: an honest client on a 1 s round trip, with the longest
+// interpolation delay a client may declare (max_interp_delay, 250 ms), a
+// snapshot interval at 20 Hz, two ticks of input lead and the jitter
+// tolerance (200 ms) renders 1.6 s behind the present at 20 Hz; 1.75 s
+// leaves it room at every tick rate (TestDefaultWindowHoldsHonestClients).
+const DefaultWindow = 1750 * time.Millisecond
+
 // maxInputCoverage bounds input_coverage: at 10% loss, with redundancy, the
 // Go SDK's inputs cover over 99% of the ticks (TestMobileNetwork), but a
 // clock that jumps or a path that stalls for a few seconds misses more.
@@ -344,7 +366,7 @@ var FlagKeys = map[string]string{
 	"tick-rate":     "tick_rate",
 	"snapshot-rate": "snapshot_rate",
 	"max-players":   "max_players",
-	"window":        "lagcomp.window_ticks",
+	"window":        "lagcomp.window", // a bare number: lagcomp.window_ticks
 	"resolution":    "lagcomp.view_resolution",
 	"no-buckets":    "lagcomp.bucketing",
 	"friendly-fire": "match.friendly_fire",
@@ -365,7 +387,7 @@ var FlagKeys = map[string]string{
 }
 
 // EnvPrefix starts the environment variables that override config keys:
-// REWIND_TICK_RATE=30, REWIND_LAGCOMP__WINDOW_TICKS=10 (a double underscore
+// REWIND_TICK_RATE=30, REWIND_LAGCOMP__WINDOW=1s (a double underscore
 // separates sections).
 const EnvPrefix = "REWIND_"
 
@@ -387,6 +409,10 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, []str
 	for _, key := range k.Keys() {
 		known[key] = true
 	}
+	typed := maps.Clone(defaults) // the type of each key, for the environment
+	for _, sp := range spellings {
+		known[sp.ticks], typed[sp.ticks] = true, 0
+	}
 	if path != "" {
 		var parser koanf.Parser
 		switch strings.ToLower(filepath.Ext(path)) {
@@ -407,29 +433,47 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, []str
 		if err := k.Merge(fk); err != nil {
 			return Config{}, nil, fmt.Errorf("config: %s: %w", path, err)
 		}
+		if err := oneSpelling(k, fk.Exists, path); err != nil {
+			return Config{}, nil, err
+		}
 	}
-	fromEnv, warnings, err := environment(environ, defaults)
+	fromEnv, warnings, err := environment(environ, typed)
 	if err != nil {
 		return Config{}, nil, err
 	}
 	if err := k.Load(confmap.Provider(fromEnv, "."), nil); err != nil {
 		return Config{}, nil, fmt.Errorf("config: environment: %w", err)
 	}
+	if err := oneSpelling(k, func(key string) bool { _, ok := fromEnv[key]; return ok }, "environment"); err != nil {
+		return Config{}, nil, err
+	}
 	if fs != nil {
+		flagged := map[string]bool{}
 		err := k.Load(posflag.ProviderWithFlag(fs, ".", nil, func(f *pflag.Flag) (string, any) {
 			key, ok := FlagKeys[f.Name]
 			if !ok || !f.Changed {
 				return "", nil
 			}
 			v := posflag.FlagVal(fs, f)
-			if f.Name == "no-buckets" {
+			switch f.Name {
+			case "no-buckets":
 				b, _ := v.(bool)
 				v = !b
+			case "window":
+				// A duration, or a bare number of ticks as the flag took
+				// before (a fraction is reported by the decoder).
+				if sp, err := ticks.Parse(f.Value.String()); err == nil && sp.InTicks {
+					key, v = "lagcomp.window_ticks", sp.N
+				}
 			}
+			flagged[key] = true
 			return key, v
 		}), nil)
 		if err != nil {
 			return Config{}, nil, fmt.Errorf("config: flags: %w", err)
+		}
+		if err := oneSpelling(k, func(key string) bool { return flagged[key] }, "flags"); err != nil {
+			return Config{}, nil, err
 		}
 	}
 	cfg := Config{}
@@ -445,6 +489,36 @@ func LoadConfig(path string, environ []string, fs *pflag.FlagSet) (Config, []str
 	// The weapons file waits for New: a program may still register kinds of
 	// its own in cfg.Kinds.
 	return cfg, warnings, cfg.validate(false)
+}
+
+// spellings are the settings that have two keys: a duration, and the
+// number of ticks that earlier versions took, converted at tick_rate.
+var spellings = []struct{ duration, ticks string }{
+	{"lagcomp.window", "lagcomp.window_ticks"},
+}
+
+// oneSpelling checks that a layer of the configuration (the file, the
+// environment, the flags; set reports the keys it set) gives each setting
+// of spellings in one form at most, and makes the form it gives the one in
+// effect: a later layer's window replaces an earlier layer's window_ticks.
+func oneSpelling(k *koanf.Koanf, set func(string) bool, where string) error {
+	for _, sp := range spellings {
+		d, t := set(sp.duration), set(sp.ticks)
+		switch {
+		case d && t:
+			return fmt.Errorf("config: %s: %s and %s are both set: give one (%s, a duration such as \"1s\"; %s counts ticks, as earlier versions did)",
+				where, sp.duration, sp.ticks, sp.duration, sp.ticks)
+		case d:
+			if err := k.Set(sp.ticks, 0); err != nil {
+				return fmt.Errorf("config: %s: %w", sp.ticks, err)
+			}
+		case t:
+			if err := k.Set(sp.duration, "0s"); err != nil {
+				return fmt.Errorf("config: %s: %w", sp.duration, err)
+			}
+		}
+	}
+	return nil
 }
 
 // environment reads the REWIND_* variables of environ into config keys,
@@ -592,8 +666,16 @@ func topOf(key string) string {
 	return key
 }
 
-// defaultMap is DefaultConfig as a koanf map.
-func defaultMap() map[string]any { d := DefaultConfig(); return configMap(&d) }
+// defaultMap is DefaultConfig as a koanf map: the duration form of each
+// setting of spellings.
+func defaultMap() map[string]any {
+	d := DefaultConfig()
+	m := configMap(&d)
+	for _, sp := range spellings {
+		delete(m, sp.ticks)
+	}
+	return m
+}
 
 // configMap is a configuration as a koanf map, by key; lists of tables
 // (arena boxes) are whole values that a file replaces.
@@ -608,8 +690,9 @@ func configMap(c *Config) map[string]any {
 		"input_timeout": c.InputTimeout.String(), "drain_timeout": c.DrainTimeout.String(),
 		"input_coverage": c.InputCoverage, "input_coverage_window": c.InputCoverageWindow.String(),
 		"tls.cert": c.TLS.Cert, "tls.key": c.TLS.Key,
-		"lagcomp.window_ticks": c.LagComp.WindowTicks, "lagcomp.view_resolution": c.LagComp.ViewResolution,
-		"lagcomp.bucketing": c.LagComp.Bucketing, "lagcomp.cell_size": c.LagComp.CellSize,
+		"lagcomp.window": c.LagComp.Window.String(), "lagcomp.window_ticks": c.LagComp.WindowTicks,
+		"lagcomp.view_resolution": c.LagComp.ViewResolution,
+		"lagcomp.bucketing":       c.LagComp.Bucketing, "lagcomp.cell_size": c.LagComp.CellSize,
 		"lagcomp.max_unlag": c.LagComp.MaxUnlag.String(), "lagcomp.view_lag_tolerance": c.LagComp.ViewLagTolerance.String(),
 		"lagcomp.max_interp_delay": c.LagComp.MaxInterpDelay.String(), "lagcomp.rtt_margin": c.LagComp.RTTMargin.String(),
 		"match.friendly_fire": c.Match.FriendlyFire, "match.health": c.Match.Health, "match.respawn_ticks": c.Match.RespawnTicks,
@@ -641,11 +724,19 @@ func configMap(c *Config) map[string]any {
 }
 
 // TOML returns the configuration as a TOML file (rewind serve
-// --print-config): every key, with its effective value. Keys and kinds
-// given in code are not part of a file and are left out.
+// --print-config): every key, with its effective value; a setting with two
+// spellings (a duration, or ticks as earlier versions took) in the one it
+// was given in. Keys and kinds given in code are not part of a file and
+// are left out.
 func (c *Config) TOML() ([]byte, error) {
+	m := configMap(c)
+	if c.LagComp.WindowTicks != 0 {
+		delete(m, "lagcomp.window")
+	} else {
+		delete(m, "lagcomp.window_ticks")
+	}
 	k := koanf.New(".")
-	if err := k.Load(confmap.Provider(configMap(c), "."), nil); err != nil {
+	if err := k.Load(confmap.Provider(m, "."), nil); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	b, err := k.Marshal(toml.Parser())
@@ -712,13 +803,20 @@ func (c *Config) validate(withWeapons bool) error {
 		return err
 	}
 	lc := &c.LagComp
-	window := time.Duration(lc.WindowTicks) * time.Second / time.Duration(c.TickRate)
 	switch {
 	case lc.WindowTicks < 0 || lc.WindowTicks > lagcomp.MaxWindowTicks:
-		// reported by lagcomp's Validate, below
-	case lc.MaxUnlag < 0 || lc.MaxUnlag > window:
-		return bad("lagcomp.max_unlag", "%v is outside 0..the window (%d ticks = %v at %d Hz); 0 is the window",
-			lc.MaxUnlag, lc.WindowTicks, window, c.TickRate)
+		return bad("lagcomp.window_ticks", "%d is outside 0..%d", lc.WindowTicks, lagcomp.MaxWindowTicks)
+	case lc.Window < 0:
+		return bad("lagcomp.window", "%v is negative", lc.Window)
+	case lc.Window != 0 && lc.WindowTicks != 0:
+		return bad("lagcomp.window", "%v and lagcomp.window_ticks %d are both set: give one (window_ticks counts ticks, as earlier versions did)",
+			lc.Window, lc.WindowTicks)
+	case ticks.Ceil(lc.Window, c.TickRate) > lagcomp.MaxWindowTicks:
+		return bad("lagcomp.window", "%v is %d ticks at %d Hz, more than the history's %d",
+			lc.Window, ticks.Ceil(lc.Window, c.TickRate), c.TickRate, lagcomp.MaxWindowTicks)
+	case lc.MaxUnlag < 0 || ticks.Of(lc.MaxUnlag, c.TickRate) > float64(c.windowTicks()):
+		return bad("lagcomp.max_unlag", "%v is outside 0..the window (%s); 0 is the window",
+			lc.MaxUnlag, c.DescribeWindow())
 	case lc.ViewLagTolerance < 0 || lc.ViewLagTolerance > 10*time.Second:
 		return bad("lagcomp.view_lag_tolerance", "%v is outside 0..10s", lc.ViewLagTolerance)
 	case lc.MaxInterpDelay < 0 || lc.MaxInterpDelay > 10*time.Second:
@@ -779,16 +877,49 @@ func (c *Config) validate(withWeapons bool) error {
 	return nil
 }
 
-// LagCompConfig returns the lag-compensation part as a lagcomp.Config.
+// LagCompConfig returns the lag-compensation part as a lagcomp.Config, in
+// ticks of the tick rate: the window rounded up to whole ticks, max_unlag
+// exact (and at most the window).
 func (c *Config) LagCompConfig() lagcomp.Config {
-	return lagcomp.Config{WindowTicks: c.LagComp.WindowTicks, ViewResolution: c.LagComp.ViewResolution,
+	w := c.windowTicks()
+	return lagcomp.Config{WindowTicks: w, ViewResolution: c.LagComp.ViewResolution,
 		Bucketing: c.LagComp.Bucketing, CellSize: c.LagComp.CellSize,
-		MaxUnlagTicks: min(c.ticks(c.LagComp.MaxUnlag), float64(c.LagComp.WindowTicks))}
+		MaxUnlagTicks: min(c.ticks(c.LagComp.MaxUnlag), float64(w))}
+}
+
+// windowTicks is the window in whole ticks: window_ticks when given, else
+// window rounded up.
+func (c *Config) windowTicks() int {
+	if c.LagComp.WindowTicks != 0 {
+		return c.LagComp.WindowTicks
+	}
+	return int(min(ticks.Ceil(c.LagComp.Window, c.TickRate), math.MaxInt32))
+}
+
+// DescribeWindow says the window in effect, in the form it was given with
+// its other form: "lagcomp.window 1.75s, 35 ticks at 20 Hz" or
+// "lagcomp.window_ticks 30, 1.5s at 20 Hz".
+func (c *Config) DescribeWindow() string {
+	if n := c.LagComp.WindowTicks; n != 0 {
+		return fmt.Sprintf("lagcomp.window_ticks %d, %v at %d Hz", n, ticks.Duration(float64(n), c.TickRate), c.TickRate)
+	}
+	return fmt.Sprintf("lagcomp.window %v, %d ticks at %d Hz", c.LagComp.Window, c.windowTicks(), c.TickRate)
+}
+
+// DescribeMaxUnlag says the cap in effect, in time and ticks: "1.75s, 35
+// ticks at 20 Hz (the window)".
+func (c *Config) DescribeMaxUnlag() string {
+	n := c.LagCompConfig().MaxUnlag()
+	s := fmt.Sprintf("%v, %s ticks at %d Hz", ticks.Duration(n, c.TickRate), strconv.FormatFloat(n, 'f', -1, 64), c.TickRate)
+	if c.LagComp.MaxUnlag == 0 {
+		s += " (the window)"
+	}
+	return s
 }
 
 // ticks converts a duration into (fractional) ticks at the tick rate.
 func (c *Config) ticks(d time.Duration) float64 {
-	return d.Seconds() * float64(c.TickRate)
+	return ticks.Of(d, c.TickRate)
 }
 
 // LoadWeapons reads the weapons file, or returns the built-in weapons.

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -34,7 +35,7 @@ func flags(t *testing.T, args ...string) *pflag.FlagSet {
 	d := DefaultConfig()
 	fs.String("listen", d.Listen, "")
 	fs.Int("tick-rate", d.TickRate, "")
-	fs.Int("window", d.LagComp.WindowTicks, "")
+	fs.Var(&ticks.Span{D: d.LagComp.Window}, "window", "")
 	fs.Bool("no-buckets", false, "")
 	fs.String("log-level", d.Log.Level, "")
 	fs.String("level", "", "")
@@ -112,7 +113,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		env              []string
 		want             string
 	}{
-		{"unknown key", "c.toml", "[lagcomp]\nwindow = 3\n", nil, `unknown key "lagcomp.window"`},
+		{"unknown key", "c.toml", "[lagcomp]\nwindow_seconds = 3\n", nil, `unknown key "lagcomp.window_seconds"`},
 		{"unknown top-level key", "c.toml", "tickrate = 3\n", nil, `unknown key "tickrate"`},
 		{"wrong type", "c.toml", "tick_rate = \"fast\"\n", nil, "tick_rate"},
 		{"fraction for an integer", "c.toml", "tick_rate = 30.9\n", nil, "tick_rate"},

@@ -1213,7 +1213,7 @@ func (r *room) result(why endReason) *results.Match {
 	lc := r.cfg.LagCompConfig()
 	res := &results.Match{MatchID: r.id, Started: r.opened.UTC(), Ended: now.UTC(), Duration: now.Sub(r.opened).Seconds(),
 		Reason: why.String(), Ticks: r.sim.Now(), TickRate: r.cfg.TickRate, Players: []results.Player{},
-		LagComp: results.LagComp{WindowTicks: lc.WindowTicks, MaxUnlag: lc.MaxUnlag(),
+		LagComp: results.LagComp{WindowTicks: lc.WindowTicks, MaxUnlag: lc.MaxUnlag(), WindowSeconds: float64(lc.WindowTicks) / float64(r.cfg.TickRate), MaxUnlagSeconds: lc.MaxUnlag() / float64(r.cfg.TickRate),
 			ViewLagTolerance: r.cfg.LagComp.ViewLagTolerance.Seconds(), MaxInterpDelay: r.cfg.LagComp.MaxInterpDelay.Seconds(),
 			ViewResolution: lc.ViewResolution, Bucketing: lc.Bucketing}}
 	for _, user := range r.order {

@@ -192,10 +192,11 @@ func fitsTheWire(c *Config, file *weapons.File, cat *weapons.Catalog, lvl *playe
 // digest covers them all (the room's spread seed and the player's own
 // fields, its class's movement included, are set per welcome, after).
 func welcomeTemplate(c *Config, cat *weapons.Catalog, lvl *playedLevel) protocol.Welcome {
-	maxUnlag := c.LagCompConfig().MaxUnlag()
+	lc := c.LagCompConfig()
+	maxUnlag := lc.MaxUnlag()
 	w := protocol.Welcome{
 		Version: protocol.Version, TickRate: uint16(c.TickRate), SnapshotRate: uint16(c.SnapshotRate),
-		WindowTicks: uint16(c.LagComp.WindowTicks), MaxUnlag: maxUnlag,
+		WindowTicks: uint16(lc.WindowTicks), MaxUnlag: maxUnlag,
 		Level: lvl.level.Name, LevelDigest: lvl.level.Digest(),
 		EyeHeight: c.Match.EyeHeight, CrouchEyeHeight: c.Match.CrouchEyeHeight, Radius: c.Match.Radius,
 		Height: c.Match.Height, CrouchHeight: c.Match.CrouchHeight, HeadHeight: c.Match.HeadHeight,
@@ -205,7 +206,7 @@ func welcomeTemplate(c *Config, cat *weapons.Catalog, lvl *playedLevel) protocol
 	}
 	for id := range cat.Len() {
 		d := cat.At(uint16(id))
-		rewind, _ := d.Rewind(maxUnlag)
+		rewind, _ := d.Rewind(maxUnlag, c.TickRate)
 		w.Weapons = append(w.Weapons, protocol.WeaponInfo{Name: d.Name, Kind: d.Kind, Damage: d.Damage, Range: d.Range,
 			Speed: d.Speed, Gravity: d.Gravity, Radius: d.Radius, Reach: d.Reach, Spread: d.Spread,
 			LifetimeTicks: uint16(d.LifetimeTicks), FireInterval: uint16(d.FireInterval), Magazine: uint16(d.Magazine),
@@ -325,7 +326,7 @@ func (s *Server) Start() error {
 	go s.accept()
 	s.started.Store(true)
 	ev := s.log.Info().Str("addr", ln.Addr().String()).Int("tick_rate", s.cfg.TickRate).
-		Int("window_ticks", s.cfg.LagComp.WindowTicks).Hex("cert_sha256", s.certSum).
+		Str("lagcomp_window", s.cfg.DescribeWindow()).Str("max_unlag", s.cfg.DescribeMaxUnlag()).Hex("cert_sha256", s.certSum).
 		Str("level_name", s.level.level.Name).Str("level_digest", s.level.level.Digest().String())
 	if s.verifier != nil {
 		ev = ev.Strs("token_keys", s.verifier.KeyIDs()).Str("rooms_by", s.cfg.Auth.Rooms)

@@ -101,6 +101,14 @@ func newBenchRoomOn(tb testing.TB, lv benchLevel, bucketing bool, defs []weapons
 	cfg := DefaultConfig()
 	cfg.LagComp.Bucketing = bucketing
 	cfg.Weapons = defs
+	return newBenchRoomWith(tb, lv, cfg, loadout)
+}
+
+// newBenchRoomWith is the benchmark room of cfg (its weapons, cfg.Weapons)
+// on a level.
+func newBenchRoomWith(tb testing.TB, lv benchLevel, cfg Config, loadout []string) *benchRoom {
+	tb.Helper()
+	defs := cfg.Weapons
 	cfg.Level = lv.mesh
 	sim, err := New(cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package systems
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
@@ -130,11 +131,19 @@ func TestClaimBeyondTheMeasuredBoundBuysNoHit(t *testing.T) {
 	}
 }
 
-// A weapon's max_rewind_ticks cuts the view lag of its shots below what the
-// player was granted, and says so.
+// A weapon's max_rewind cuts the view lag of its shots below what the
+// player was granted, and says so: 100 ms at the room's 20 Hz, or 2 ticks
+// (max_rewind_ticks), alike.
 func TestWeaponMaxRewind(t *testing.T) {
-	sniper := rifle
-	sniper.Name, sniper.MaxRewindTicks = "sniper", 2
+	byTime, byTicks := rifle, rifle
+	byTime.Name, byTime.MaxRewind = "sniper", 100*time.Millisecond
+	byTicks.Name, byTicks.MaxRewindTicks = "sniper", 2
+	for _, sniper := range []weapons.Definition{byTime, byTicks} {
+		testWeaponMaxRewind(t, sniper)
+	}
+}
+
+func testWeaponMaxRewind(t *testing.T, sniper weapons.Definition) {
 	cfg := DefaultConfig()
 	cfg.Weapons = []weapons.Definition{sniper}
 	r := newStrafeRange(t, cfg)

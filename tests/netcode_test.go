@@ -99,11 +99,11 @@ func TestPredictionAgreesWithServer(t *testing.T) {
 // 0 (lag compensation off) the same shots miss.
 func TestHitsSeenAreConfirmed(t *testing.T) {
 	t.Parallel()
-	for _, window := range []int{30, 0} {
-		t.Run(map[int]string{30: "lag compensation on", 0: "lag compensation off"}[window], func(t *testing.T) {
+	for _, window := range []time.Duration{server.DefaultWindow, 0} {
+		t.Run(map[time.Duration]string{server.DefaultWindow: "lag compensation on", 0: "lag compensation off"}[window], func(t *testing.T) {
 			t.Parallel()
 			srv := startServer(t, func(c *server.Config) {
-				c.LagComp.WindowTicks = window
+				c.LagComp.Window = window
 				c.Match.Health = 1e9 // nobody dies: every shot is comparable
 			})
 			far := shim(t, srv, 200*time.Millisecond, 0, 0, 3)

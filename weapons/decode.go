@@ -2,6 +2,7 @@ package weapons
 
 import (
 	"math"
+	"time"
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/fields"
@@ -27,6 +28,24 @@ var required = map[string][]string{
 	KindProjectile: {"speed", "radius", "lifetime_ticks"},
 	KindMelee:      {"reach"},
 	KindPlaceable:  {"size"},
+}
+
+// duration reads an optional duration written as a string ("150ms"); 0 when
+// absent.
+func duration(o *fields.Object, key string) (time.Duration, error) {
+	v, path, ok := o.Get(key)
+	if !ok {
+		return 0, nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		return 0, fields.Errorf(path, "expected a duration such as \"150ms\" (a string), got %s", fields.Describe(v))
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fields.Errorf(path, "%q is not a duration such as \"150ms\"", s)
+	}
+	return d, nil
 }
 
 // DecodeDefinition reads the definition called name from a decoded object
@@ -63,6 +82,12 @@ func DecodeDefinition(o *fields.Object, name string, reg *Registry) (Definition,
 	integer("reload_ticks", &d.ReloadTicks)
 	num("head_multiplier", &d.HeadMultiplier)
 	num("max_rewind_ticks", &d.MaxRewindTicks)
+	if err == nil {
+		d.MaxRewind, err = duration(o, "max_rewind")
+	}
+	if err == nil && o.Has("max_rewind") && o.Has("max_rewind_ticks") {
+		err = fields.Errorf(fields.Join(o.Path, "max_rewind"), "both max_rewind and max_rewind_ticks are set: give one (max_rewind is a duration such as \"150ms\"; max_rewind_ticks counts ticks, as earlier versions did)")
+	}
 	var hits float64
 	if err == nil {
 		err = readTable(o, "streak", tableNum{"hits", true, &hits}, tableNum{"window_ticks", true, &d.Streak.WindowTicks}, tableNum{"bonus", true, &d.Streak.Bonus})

@@ -3,9 +3,11 @@ package weapons
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/rewind-gg/rewind/arsenal"
 	"github.com/rewind-gg/rewind/lagcomp"
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 // Definition is one weapon or ability: its kind (which Go code resolves it)
@@ -22,9 +24,13 @@ type Definition struct {
 	ReloadTicks    int     // ticks to refill an empty magazine
 	HeadMultiplier float64 // damage factor of a hit on the head (default 1)
 	Streak         Streak  // a bonus for hits in quick succession (none when Hits is 0)
-	// MaxRewindTicks is the deepest view lag this weapon's shots are granted,
-	// in ticks (0: the room's lagcomp.max_unlag): a sniper rifle may favour
-	// its shooter less than a shotgun.
+	// MaxRewind is the deepest view lag this weapon's shots are granted
+	// (0: the room's lagcomp.max_unlag): a sniper rifle may favour its
+	// shooter less than a shotgun.
+	MaxRewind time.Duration
+	// MaxRewindTicks gives the cap in ticks instead, the key of earlier
+	// versions (0: MaxRewind); it changes length with the tick rate. The two
+	// together are an error.
 	MaxRewindTicks float64
 
 	// hitscan
@@ -122,6 +128,10 @@ const (
 	BlocksEveryone = "everyone" // every shot, the placer's included
 )
 
+// MaxRewind bounds a weapon's max_rewind: beyond any room's window (the
+// room's max_unlag cuts every shot first anyway).
+const MaxRewind = time.Minute
+
 // MaxPellets bounds Pellets.
 const MaxPellets = 64
 
@@ -138,11 +148,21 @@ func (d *Definition) Rules() arsenal.Rules {
 	return arsenal.Rules{FireInterval: d.FireInterval, Magazine: d.Magazine, ReloadTicks: d.ReloadTicks}
 }
 
-// Rewind returns the view lag a shot of this weapon is granted when its
-// shooter was granted lag, and whether the weapon's own cap cut it.
-func (d *Definition) Rewind(lag float64) (float64, bool) {
-	if d.MaxRewindTicks > 0 && lag > d.MaxRewindTicks {
-		return d.MaxRewindTicks, true
+// RewindCap returns the weapon's cap on view lag in ticks at tickRate
+// (fractions kept); 0: none.
+func (d *Definition) RewindCap(tickRate int) float64 {
+	if d.MaxRewindTicks > 0 {
+		return d.MaxRewindTicks
+	}
+	return ticks.Of(d.MaxRewind, tickRate)
+}
+
+// Rewind returns the view lag, in ticks, a shot of this weapon is granted
+// in a room of tickRate when its shooter was granted lag, and whether the
+// weapon's own cap cut it.
+func (d *Definition) Rewind(lag float64, tickRate int) (float64, bool) {
+	if c := d.RewindCap(tickRate); c > 0 && lag > c {
+		return c, true
 	}
 	return lag, false
 }
@@ -189,6 +209,13 @@ func (d *Definition) Validate() error {
 	v.intRange("reload_ticks", d.ReloadTicks, 0, math.MaxUint16)
 	v.nonneg("head_multiplier", d.HeadMultiplier)
 	v.between("max_rewind_ticks", d.MaxRewindTicks, 0, lagcomp.MaxWindowTicks)
+	switch {
+	case d.MaxRewind < 0 || d.MaxRewind > MaxRewind:
+		v.fail("max_rewind", "%v is outside 0..%v", d.MaxRewind, MaxRewind)
+	case d.MaxRewind != 0 && d.MaxRewindTicks != 0:
+		v.fail("max_rewind", "%v and max_rewind_ticks %v are both set: give one (max_rewind_ticks counts ticks, as earlier versions did)",
+			d.MaxRewind, d.MaxRewindTicks)
+	}
 	if d.Streak != (Streak{}) {
 		v.intRange("streak.hits", d.Streak.Hits, 2, 1000)
 		v.positive("streak.window_ticks", d.Streak.WindowTicks)

@@ -206,6 +206,12 @@ func TestBadFilesNameTheField(t *testing.T) {
 		{"no weapons", "[[classes]]\nname = \"x\"\nweapons = [\"a\"]", `w.toml: weapons: missing field`},
 		{"top-level key", w("kind = \"hitscan\"\nrange = 10") + "\n[match]\nx = 1", `w.toml: match: unknown field`},
 		{"bad toml", "[[weapons]\n", `w.toml: `},
+		{"max_rewind number", w("kind = \"hitscan\"\nrange = 10\nmax_rewind = 3"), `w.toml: gun.max_rewind: expected a duration such as "150ms" (a string), got the number 3`},
+		{"max_rewind syntax", w("kind = \"hitscan\"\nrange = 10\nmax_rewind = \"soon\""), `w.toml: gun.max_rewind: "soon" is not a duration such as "150ms"`},
+		{"max_rewind negative", w("kind = \"hitscan\"\nrange = 10\nmax_rewind = \"-1s\""), `w.toml: gun.max_rewind: -1s is outside 0..1m0s`},
+		{"max_rewind twice", w("kind = \"hitscan\"\nrange = 10\nmax_rewind = \"150ms\"\nmax_rewind_ticks = 3"),
+			`w.toml: gun.max_rewind: both max_rewind and max_rewind_ticks are set: give one`},
+		{"max_rewind_ticks range", w("kind = \"hitscan\"\nrange = 10\nmax_rewind_ticks = 2000"), `w.toml: gun.max_rewind_ticks: 2000 is outside 0..1024`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,5 +230,47 @@ func TestBadFilesNameTheField(t *testing.T) {
 	}
 	if _, err := weapons.Load("/nonexistent/w.toml", weapons.NewRegistry()); err == nil || !strings.Contains(err.Error(), "/nonexistent/w.toml") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// A weapon's cap is a duration (max_rewind), converted at the room's tick
+// rate, or ticks (max_rewind_ticks), the same at every rate.
+func TestMaxRewindForms(t *testing.T) {
+	f, err := weapons.Parse([]byte(`
+[[weapons]]
+name = "sniper"
+kind = "hitscan"
+range = 300
+max_rewind = "150ms"
+
+[[weapons]]
+name = "rifle"
+kind = "hitscan"
+range = 100
+max_rewind_ticks = 3
+
+[[weapons]]
+name = "shotgun"
+kind = "hitscan"
+range = 30
+`), "w.toml", weapons.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[int]float64{ // weapon: tick rate: cap in ticks
+		"sniper":  {20: 3, 60: 9, 128: 19.2},
+		"rifle":   {20: 3, 60: 3, 128: 3},
+		"shotgun": {20: 0, 60: 0, 128: 0},
+	}
+	for _, d := range f.Weapons {
+		for rate, c := range want[d.Name] {
+			if got := d.RewindCap(rate); got != c {
+				t.Errorf("%s at %d Hz: cap %v ticks, want %v", d.Name, rate, got, c)
+			}
+			lag, cut := d.Rewind(20, rate)
+			if wantCut := c > 0; cut != wantCut || (cut && lag != c) || (!cut && lag != 20) {
+				t.Errorf("%s at %d Hz: 20 ticks of lag granted %v (cut %v)", d.Name, rate, lag, cut)
+			}
+		}
 	}
 }

@@ -12,8 +12,8 @@ import (
 // checked against the rules (the weapon is carried, its fire interval or
 // cooldown has passed, it has ammo and is not reloading); a valid one spawns
 // its kind's entity carrying the shooter's view lag (cut to the weapon's
-// max_rewind_ticks; a late command's own view lag, under the rules at its
-// own tick) and the next index of the shooter's spread sequence. A
+// max_rewind; a late command carries its own view lag, and the rules apply
+// at its own tick) and the next index of the shooter's spread sequence. A
 // shot fired with less view lag than its shooter claimed is reported as a
 // clamp. Invalid commands are reported as invalid shots, refused ones as
 // rejected shots. Scripted commands (scenarios) skip the rules.
@@ -63,7 +63,7 @@ func (s *FireSystem) Run() {
 			}
 		}
 		granted, reason := lag.Ticks, lag.Clamp
-		if g, cut := def.Rewind(granted); cut {
+		if g, cut := def.Rewind(granted, s.env.Clock.TickRate); cut {
 			granted, reason = g, ecs.ClampWeapon
 		}
 		if reason != 0 {

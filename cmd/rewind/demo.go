@@ -17,6 +17,7 @@ import (
 	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
+	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/token"
 )
 
@@ -25,7 +26,7 @@ type demoConfig struct {
 	duration time.Duration
 	bots     int
 	tickRate int
-	window   int
+	window   ticks.Span
 	admin    string
 	logLevel string
 	record   string // a directory to record the match into
@@ -218,7 +219,8 @@ func (dc *demoConfig) flags(f *pflag.FlagSet) {
 	f.DurationVar(&dc.duration, "duration", 30*time.Second, "how long the match lasts")
 	f.IntVar(&dc.bots, "bots", 12, "how many bots (two teams)")
 	f.IntVar(&dc.tickRate, "tick-rate", 20, "server ticks per second")
-	f.IntVar(&dc.window, "window", 30, "lag-compensation window, ticks (0: lag compensation off)")
+	dc.window = ticks.Span{D: server.DefaultWindow}
+	f.Var(&dc.window, "window", "lag-compensation window, a duration such as 1s; a bare number counts ticks (0: lag compensation off)")
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics, /rooms and the live view /view/ (empty: none)")
 	f.StringVar(&dc.record, "record", "", "record the match into this directory (then: rewind tune DIR/*.rwr, rewind view FILE)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
@@ -231,6 +233,9 @@ func (dc *demoConfig) validate() error {
 		return fmt.Errorf("--duration: %v must be positive", dc.duration)
 	case dc.bots < 1 || dc.bots > 255:
 		return fmt.Errorf("--bots: %d is outside 1..255", dc.bots)
+	}
+	if _, err := dc.window.WholeTicks(dc.tickRate); err != nil {
+		return fmt.Errorf("--window: %w", err)
 	}
 	return dc.networkConfig.validate()
 }
@@ -247,7 +252,10 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Admin.Listen = dc.admin
 	cfg.TickRate, cfg.SnapshotRate = dc.tickRate, dc.tickRate
-	cfg.LagComp.WindowTicks = dc.window
+	cfg.LagComp.Window, cfg.LagComp.WindowTicks = dc.window.D, 0
+	if dc.window.InTicks {
+		cfg.LagComp.Window, cfg.LagComp.WindowTicks = 0, int(dc.window.N)
+	}
 	cfg.MaxPlayers = max(cfg.MaxPlayers, dc.bots)
 	// Every bot comes from 127.0.0.1 (through its shim), and they all dial
 	// at once: the per-source caps must take them all. A redial after a
@@ -309,7 +317,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		shims = append(shims, sh)
 		f.addBot(sh.Addr().String(), rtt)
 	}
-	fmt.Fprintf(stdout, "rewind demo: %d bots, %s, window %d ticks, %v\n", dc.bots, dc.describe(), dc.window, dc.duration)
+	fmt.Fprintf(stdout, "rewind demo: %d bots, %s, %s, %v\n", dc.bots, dc.describe(), cfg.DescribeWindow(), dc.duration)
 	dc.fleet.room = "demo"
 	dc.fleet.certSHA256 = srv.CertSHA256()
 	dc.fleet.key = priv

@@ -56,10 +56,15 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		if code != 0 || !regexp.MustCompile(`under window=0 max_unlag=0 resolution=0: \d+ hits \(recorded \d+\)`).MatchString(out) {
 			t.Fatalf("replay --window 0: exit %d\n%s%s", code, out, errOut)
 		}
-		// The other lag-compensation settings, a weapon's cap among them.
-		code, out, errOut = runCmd(t, "replay", file, "--max-unlag", "6", "--resolution", "4", "--max-rewind", "rifle=2")
-		if code != 0 || !regexp.MustCompile(`under window=30 max_unlag=6 resolution=4 rifle.max_rewind=2: \d+ hits \(recorded \d+\)`).MatchString(out) {
-			t.Fatalf("replay --max-unlag 6 --resolution 4 --max-rewind rifle=2: exit %d\n%s%s", code, out, errOut)
+		// The other lag-compensation settings, a weapon's cap among them, as
+		// durations (at the recording's 20 Hz) and as ticks alike; the
+		// window is the demo's 1.75 s.
+		for _, args := range [][]string{{"--max-unlag", "300ms", "--resolution", "4", "--max-rewind", "rifle=100ms"},
+			{"--max-unlag", "6", "--resolution", "4", "--max-rewind", "rifle=2"}} {
+			code, out, errOut = runCmd(t, append([]string{"replay", file}, args...)...)
+			if code != 0 || !regexp.MustCompile(`under window=35 max_unlag=6 resolution=4 rifle.max_rewind=2: \d+ hits \(recorded \d+\)`).MatchString(out) {
+				t.Fatalf("replay %v: exit %d\n%s%s", args, code, out, errOut)
+			}
 		}
 		// A weapon the match did not have is a usage error, before any replay.
 		code, out, errOut = runCmd(t, "replay", file, "--max-rewind", "railgun=2")

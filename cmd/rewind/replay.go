@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -13,11 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 type replayOptions struct {
-	window     int
-	maxUnlag   float64
+	window     ticks.Span
+	maxUnlag   ticks.Span
 	resolution int
 	bucketing  bool
 	cellSize   float64
@@ -43,17 +45,17 @@ or dead as it was), and the summary says what the settings would have decided
 differently. docs/replay.md.`,
 		Example: `  rewind replay rec/demo-20261124T101530.123Z.rwr
   rewind replay rec/demo-20261124T101530.123Z.rwr --bucketing=false
-  rewind replay rec/demo-20261124T101530.123Z.rwr --window 4 --max-rewind rifle=2`,
+  rewind replay rec/demo-20261124T101530.123Z.rwr --window 200ms --max-rewind rifle=100ms`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReplay(cmd, args[0], &o, stdout)
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.window, "window", 0, "judge the shots under this window, ticks (lagcomp.window_ticks)")
-	f.Float64Var(&o.maxUnlag, "max-unlag", 0, "judge the shots under this max_unlag, ticks (0: the window)")
+	f.Var(&o.window, "window", "judge the shots under this window, a duration such as 1s, rounded up to whole ticks; a bare number counts ticks (lagcomp.window)")
+	f.Var(&o.maxUnlag, "max-unlag", "judge the shots under this max_unlag, a duration; a bare number counts ticks (0: the window)")
 	f.IntVar(&o.resolution, "resolution", 0, "judge the shots with view times bucketed to 1/N tick (lagcomp.view_resolution)")
-	f.StringArrayVar(&o.maxRewind, "max-rewind", nil, "judge the shots with WEAPON=TICKS as the weapon's max_rewind_ticks (repeatable)")
+	f.StringArrayVar(&o.maxRewind, "max-rewind", nil, "judge the shots with WEAPON=DURATION as the weapon's max_rewind (a bare number counts ticks; repeatable)")
 	f.BoolVar(&o.bucketing, "bucketing", true, "bucket shots by view time (results are the same either way: checked)")
 	f.Float64Var(&o.cellSize, "cell-size", 0, "broadphase cell, metres (0: as recorded; results are the same: checked)")
 	return cmd
@@ -88,10 +90,14 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 	if changed("window", "max-unlag", "resolution", "max-rewind") {
 		lc := setup.LagComp.Config()
 		if changed("window") {
-			lc.WindowTicks, lc.MaxUnlagTicks = o.window, min(lc.MaxUnlagTicks, float64(o.window))
+			w, err := o.window.WholeTicks(setup.TickRate)
+			if err != nil {
+				return &exitError{code: 2, msg: "replay: --window: " + err.Error()}
+			}
+			lc.WindowTicks, lc.MaxUnlagTicks = w, min(lc.MaxUnlagTicks, float64(w))
 		}
 		if changed("max-unlag") {
-			lc.MaxUnlagTicks = o.maxUnlag
+			lc.MaxUnlagTicks = o.maxUnlag.Ticks(setup.TickRate)
 		}
 		if changed("resolution") {
 			lc.ViewResolution = o.resolution
@@ -99,7 +105,7 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 		if err := lc.Validate(); err != nil {
 			return &exitError{code: 2, msg: "replay: " + err.Error()}
 		}
-		caps, err := parseCaps(o.maxRewind)
+		caps, err := parseCaps(o.maxRewind, setup.TickRate)
 		if err == nil {
 			err = recordedWeapons(setup, caps)
 		}
@@ -107,8 +113,8 @@ func runReplay(cmd *cobra.Command, path string, o *replayOptions, stdout io.Writ
 			return &exitError{code: 2, msg: "replay: --max-rewind: " + err.Error()}
 		}
 		name := fmt.Sprintf("window=%d max_unlag=%s resolution=%d", lc.WindowTicks, ticksString(lc.MaxUnlag()), lc.ViewResolution)
-		for _, s := range o.maxRewind {
-			name += " " + strings.Replace(s, "=", ".max_rewind=", 1)
+		for _, w := range slices.Sorted(maps.Keys(caps)) {
+			name += fmt.Sprintf(" %s.max_rewind=%s", w, ticksString(caps[w]))
 		}
 		cfg.Variants = []replay.Variant{{Name: name, LagComp: lc, MaxRewind: caps}}
 	}
@@ -143,9 +149,9 @@ func printReplay(w io.Writer, path string, res *replay.Result, elapsed time.Dura
 	if l := s.LevelRef; l != nil {
 		fmt.Fprintf(w, ", level %s (%d triangles, digest %.12s)", l.Name, l.Triangles, l.Digest)
 	}
-	fmt.Fprintf(w, ", %d Hz, window %d ticks", s.TickRate, s.LagComp.WindowTicks)
+	fmt.Fprintf(w, ", %d Hz, window %d ticks (%v)", s.TickRate, s.LagComp.WindowTicks, ticks.Duration(float64(s.LagComp.WindowTicks), s.TickRate))
 	if s.LagComp.MaxUnlagTicks > 0 {
-		fmt.Fprintf(w, ", max_unlag %s ticks", ticksString(s.LagComp.MaxUnlagTicks))
+		fmt.Fprintf(w, ", max_unlag %s ticks (%v)", ticksString(s.LagComp.MaxUnlagTicks), ticks.Duration(s.LagComp.MaxUnlagTicks, s.TickRate))
 	}
 	if res.End != "" {
 		fmt.Fprintf(w, ", ended: %s", res.End)
@@ -196,19 +202,20 @@ func recordedWeapons(setup replay.Setup, caps map[string]float64) error {
 	return nil
 }
 
-// parseCaps reads WEAPON=TICKS pairs.
-func parseCaps(pairs []string) (map[string]float64, error) {
+// parseCaps reads WEAPON=DURATION pairs (a bare number counts ticks) into
+// caps in ticks at rate.
+func parseCaps(pairs []string, rate int) (map[string]float64, error) {
 	out := map[string]float64{}
 	for _, p := range pairs {
 		name, v, ok := strings.Cut(p, "=")
 		if !ok || name == "" {
-			return nil, fmt.Errorf("%q: want WEAPON=TICKS", p)
+			return nil, fmt.Errorf("%q: want WEAPON=DURATION", p)
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f >= 0) {
-			return nil, fmt.Errorf("%q: %q is not a number of ticks ≥ 0", p, v)
+		sp, err := ticks.Parse(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
 		}
-		out[name] = f
+		out[name] = sp.Ticks(rate)
 	}
 	return out, nil
 }

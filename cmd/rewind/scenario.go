@@ -7,10 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rewind-gg/rewind/scenario"
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 func newScenarioCmd(stdout io.Writer) *cobra.Command {
-	var window, resolution int
+	var window ticks.Span
+	var resolution int
 	var noBuckets bool
 	cmd := &cobra.Command{
 		Use:   "scenario FILE.json",
@@ -31,7 +33,7 @@ stderr naming the field, and prints nothing on stdout.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ov scenario.Overrides
 			if cmd.Flags().Changed("window") {
-				ov.WindowTicks = &window
+				ov.Window = &window
 			}
 			if cmd.Flags().Changed("resolution") {
 				ov.ViewResolution = &resolution
@@ -48,7 +50,7 @@ stderr naming the field, and prints nothing on stdout.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &exitError{code: 2, msg: "scenario: " + err.Error()}
 	})
-	cmd.Flags().IntVar(&window, "window", 0, "override lagcomp.window_ticks: the deepest rewind, in ticks")
+	cmd.Flags().Var(&window, "window", "override lagcomp.window_ticks: the deepest rewind, a duration rounded up to whole ticks at the scenario's tick rate; a bare number counts ticks")
 	cmd.Flags().IntVar(&resolution, "resolution", 0, "override lagcomp.view_resolution: bucket view times to 1/N tick (0: exact)")
 	cmd.Flags().BoolVar(&noBuckets, "no-buckets", false, "override lagcomp.bucketing to false: one rewind per item (the baseline)")
 	return cmd

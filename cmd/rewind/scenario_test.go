@@ -179,9 +179,11 @@ func TestInvalidScenarioExitsTwo(t *testing.T) {
 		{"no file", func(t *testing.T) []string { return []string{"scenario"} },
 			"scenario: expected one argument, the scenario file (rewind scenario FILE.json)"},
 		{"bad window", func(t *testing.T) []string { return []string{"scenario", rocketLead, "--window", "-1"} },
-			"scenario: --window: -1 is outside 0..1024"},
+			`scenario: invalid argument "-1" for "--window" flag: "-1" is negative`},
 		{"bad flag value", func(t *testing.T) []string { return []string{"scenario", rocketLead, "--window", "x"} },
-			`scenario: invalid argument "x" for "--window" flag: strconv.ParseInt: parsing "x": invalid syntax`},
+			`scenario: invalid argument "x" for "--window" flag: "x" is neither a duration such as "750ms" nor a number of ticks`},
+		{"window too long", func(t *testing.T) []string { return []string{"scenario", rocketLead, "--window", "2000"} },
+			"scenario: --window: 2000 ticks (1m40s at 20 Hz) is outside 0..1024 ticks"},
 		{"unknown flag", func(t *testing.T) []string { return []string{"scenario", rocketLead, "--windows", "3"} },
 			"scenario: unknown flag: --windows"},
 	}

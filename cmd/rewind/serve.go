@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rewind-gg/rewind/server"
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 // serverFlags declares the flags that override config keys (server.FlagKeys).
@@ -22,7 +23,7 @@ func serverFlags(fs *pflag.FlagSet) {
 	fs.Int("tick-rate", d.TickRate, "simulation ticks per second (tick_rate)")
 	fs.Int("snapshot-rate", d.SnapshotRate, "snapshots per second, a divisor of the tick rate (snapshot_rate)")
 	fs.Int("max-players", d.MaxPlayers, "players per room (max_players)")
-	fs.Int("window", d.LagComp.WindowTicks, "deepest lag-compensation rewind, ticks (lagcomp.window_ticks)")
+	fs.Var(&ticks.Span{D: d.LagComp.Window}, "window", "deepest lag-compensation rewind, a duration such as 1s (lagcomp.window); a bare number counts ticks (lagcomp.window_ticks)")
 	fs.Duration("max-unlag", d.LagComp.MaxUnlag, "deepest view lag a claim is granted, 0: the window (lagcomp.max_unlag)")
 	fs.Int("resolution", d.LagComp.ViewResolution, "bucket view times to 1/N tick, 0 exact (lagcomp.view_resolution)")
 	fs.Bool("no-buckets", false, "one rewind per item instead of per bucket (lagcomp.bucketing=false)")
@@ -52,7 +53,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 players with a connect token join, in the room, team and class it names; without
 keys the server runs in open development mode, on loopback only. Configuration:
 defaults, then --config FILE (TOML or YAML), then REWIND_* environment variables
-(REWIND_TICK_RATE=30, REWIND_LAGCOMP__WINDOW_TICKS=10), then flags. See
+(REWIND_TICK_RATE=30, REWIND_LAGCOMP__WINDOW=1s), then flags. See
 docs/running.md and docs/deploy.md.
 
 SIGTERM or SIGINT drains: no new players, running matches may finish for up to
@@ -63,7 +64,8 @@ A second Ctrl-C (SIGINT) stops at once.`,
   rewind serve --level courtyard       # the sample map built in (bots and clients: --level courtyard too)
   rewind serve --level maps/yard.glb
   rewind serve --print-config
-  REWIND_LAGCOMP__WINDOW_TICKS=10 rewind serve --admin 127.0.0.1:9090`,
+  rewind serve --tick-rate 60 --window 1s
+  REWIND_LAGCOMP__WINDOW=1s rewind serve --admin 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, warnings, err := server.LoadConfig(configPath, os.Environ(), cmd.Flags())
