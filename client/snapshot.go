@@ -231,7 +231,7 @@ const (
 
 // A margin beyond these, in ticks, makes the input clock jump.
 const (
-	maxMarginBehind = 8
+	maxMarginBehind = 16
 	maxMarginAhead  = 32
 )
 

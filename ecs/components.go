@@ -299,6 +299,6 @@ type InputQueue struct {
 }
 
 // MaxLateInputs is the most late inputs a player can have waiting for one
-// tick, and the oldest a late input may be, in ticks (the room's max_unlag
-// may bound it further): the 64 ticks InputQueue.Recent remembers.
+// tick, and the oldest a late input may be, in ticks (systems.LateLimit
+// bounds it to a second's): the 64 ticks InputQueue.Recent remembers.
 const MaxLateInputs = 64

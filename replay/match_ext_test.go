@@ -35,9 +35,9 @@ func recordMatch(t *testing.T) (*matchtest.Match, string) {
 	// The script must exercise what lag compensation does, or the tests
 	// prove little.
 	st := m.Sim.Stats()
-	if m.Hits == 0 || m.Kills == 0 || m.Clamps == 0 || m.Rejected == 0 || st.Rewinds == 0 || st.MaxBuckets < 2 {
-		t.Fatalf("the scripted match is too quiet: %d hits, %d kills, %d clamps, %d rejected, %d rewinds, %d max buckets",
-			m.Hits, m.Kills, m.Clamps, m.Rejected, st.Rewinds, st.MaxBuckets)
+	if m.Hits == 0 || m.Kills == 0 || m.Clamps == 0 || m.Rejected == 0 || st.Rewinds == 0 || st.MaxBuckets < 2 || m.Late != 6 {
+		t.Fatalf("the scripted match is too quiet: %d hits, %d kills, %d clamps, %d rejected, %d rewinds, %d max buckets, %d late inputs (want 6)",
+			m.Hits, m.Kills, m.Clamps, m.Rejected, st.Rewinds, st.MaxBuckets, m.Late)
 	}
 	return m, path
 }

@@ -95,7 +95,11 @@ func queueLate(queue *ecs.InputQueue, in ecs.Input) InputVerdict {
 	return InputLate
 }
 
-// LateLimit is how many ticks after its own an input may still run late:
-// the room's max_unlag (a later shot could not be rewound to its view
-// time), at most ecs.MaxLateInputs.
+// LateLimit is how many ticks after its own an input may still run late: a
+// second's (a handover's stall is shorter), at most ecs.MaxLateInputs. It
+// bounds how much movement a player held back can catch up at once; a late
+// shot's view lag is bounded as any shot's (the measured bound, max_unlag).
+// It does not depend on the lag-compensation settings, so that a replay
+// under other settings runs the same inputs and its world stays the
+// match's.
 func (s *Simulation) LateLimit() int64 { return s.lateLimit }

@@ -122,15 +122,15 @@ func TestLateFireRulesAtItsOwnTick(t *testing.T) {
 	}
 }
 
-// Which late inputs run: none older than the late limit (max_unlag), none
-// of a tick before one already applied, none at all with max_unlag 0;
-// those that run, in tick order whatever order they came in.
+// Which late inputs run: none older than the late limit (a second's ticks,
+// at most 64), none of a tick before one already applied; those that run,
+// in tick order whatever order they came in.
 func TestLateInputLimits(t *testing.T) {
 	s := newSim(t, rifle)
 	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}})
 	limit := s.LateLimit()
-	if limit != 30 {
-		t.Fatalf("late limit %d, want the default max_unlag's 30", limit)
+	if limit != 20 {
+		t.Fatalf("late limit %d, want a second's 20 ticks", limit)
 	}
 	for range 40 {
 		s.Step()
@@ -168,19 +168,13 @@ func TestLateInputLimits(t *testing.T) {
 	}
 
 	cfg := DefaultConfig()
-	cfg.LagComp.MaxUnlagTicks = 0.5
-	off, err := New(cfg)
+	cfg.TickRate = 128
+	fast, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := off.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox})
-	off.Step()
-	if off.LateLimit() != 1 {
-		t.Errorf("late limit %d with max_unlag 0.5", off.LateLimit())
-	}
-	off.Step()
-	if v := off.QueueInput(o, ecs.Input{Tick: 0}); v != InputStale {
-		t.Errorf("two ticks late with a late limit of one: %v", v)
+	if fast.LateLimit() != ecs.MaxLateInputs {
+		t.Errorf("late limit %d at 128 Hz, want %d", fast.LateLimit(), ecs.MaxLateInputs)
 	}
 }
 

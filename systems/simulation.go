@@ -2,7 +2,6 @@ package systems
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/mlange-42/arche/generic"
@@ -211,7 +210,7 @@ func New(cfg Config) (*Simulation, error) {
 		f.Register(w)
 	}
 	s.queueID = ecs.ComponentID[ecs.InputQueue](w)
-	s.lateLimit = min(int64(math.Ceil(cfg.LagComp.MaxUnlag())), ecs.MaxLateInputs)
+	s.lateLimit = min(int64(cfg.TickRate), ecs.MaxLateInputs)
 	if cfg.Level != nil {
 		// The first entity, before any player: a replay makes the same one.
 		s.level = s.staticMap.NewWith(&ecs.StaticGeometry{Triangles: cfg.Level.Len()})

@@ -308,3 +308,46 @@ func TestHalvedSnapshotRateIsNoLoss(t *testing.T) {
 		t.Errorf("the strafing target held still in %d of %d views", h, h+m)
 	}
 }
+
+// A handover's stall on the way up, after a calm longer than the input
+// clock's memory: for a second the shooter's inputs take 700 ms longer, so
+// every copy of some of them comes after its tick. Those run late (the
+// shooter catches up, its shots are rewound to their own view times), and
+// every hit the shooter saw is confirmed.
+func TestLateFireCommandsAreResolved(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c *server.Config) { c.Match.Health = 1e9 })
+	way := netshim.Conditions{Latency: 40 * time.Millisecond}
+	up := way
+	up.Spike = netshim.Spike{Every: 12 * time.Second, For: time.Second, Extra: 700 * time.Millisecond}
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: up, Down: way, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "handover", Name: "target", Team: 1, Input: strafer(6)})
+	var hold atomic.Bool
+	var tally bots.Tally
+	cfg := client.Config{Addr: sh.Addr().String(), Room: "handover", Name: "shooter", Team: 2,
+		Input: client.HoldFire{Source: bots.NewBot(bots.BotConfig{Still: true}), Hold: &hold}}
+	tally.Wire(&cfg)
+	shooter := dial(t, srv, cfg)
+	stop := start(target, shooter)
+	waitTicks(t, srv, "handover", 300)
+	hold.Store(true) // then give the last hit events a round trip to arrive
+	waitTicks(t, srv, "handover", 20)
+	p := playerStats(t, srv, "handover", shooter.ID())
+	stop()
+	st, ts := shooter.Stats(), tally.Stats()
+	t.Logf("%d shots, %d hits seen, %d confirmed (%d of them the hit seen); %d inputs late, %d rooted, %d clamped; RTT %v",
+		st.ShotsFired, ts.HitsSeen, st.HitsConfirmed, ts.SeenConfirmed, p.Late, p.Rooted, p.Clamped, st.RTT)
+	if p.Late < 10 {
+		t.Errorf("%d inputs ran late: the stalls should have made some", p.Late)
+	}
+	if ts.HitsSeen < 20 {
+		t.Fatalf("only %d hits seen: the test needs the shooter to see hits", ts.HitsSeen)
+	}
+	if ts.SeenConfirmed < ts.HitsSeen {
+		t.Errorf("%d of %d hits seen were not confirmed", ts.HitsSeen-ts.SeenConfirmed, ts.HitsSeen)
+	}
+}

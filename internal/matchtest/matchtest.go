@@ -111,9 +111,11 @@ func (r *Recorded) Despawn(e ecs.Entity) {
 }
 
 // Queue hands the simulation an input as room.applyInputs does, and the
-// Recorder what it did with it.
-func (r *Recorded) Queue(e ecs.Entity, in ecs.Input) {
-	r.Rec.Input(e, in, r.Sim.QueueInput(e, in))
+// Recorder what it did with it, which it returns.
+func (r *Recorded) Queue(e ecs.Entity, in ecs.Input) systems.InputVerdict {
+	v := r.Sim.QueueInput(e, in)
+	r.Rec.Input(e, in, v)
+	return v
 }
 
 // Step simulates a tick and records it.
@@ -158,6 +160,7 @@ type Match struct {
 	AfterTick func()
 
 	Ticks, Events, Shots, Hits, Kills, Clamps, Rejected int64
+	Late                                                int64 // inputs queued late (systems.InputLate)
 	Digests                                             []replay.Digest
 }
 
@@ -270,18 +273,33 @@ func (m *Match) Tick() {
 		if s.Gone || (i == 1 && t >= 200 && t < 210) { // seat 1's connection stalls: rooted
 			continue
 		}
+		if i == 2 && t >= 250 && t < 257 { // seat 2's uplink stalls, then its held inputs come late
+			continue
+		}
 		if s.sent {
-			m.Queue(s.Entity, s.last) // a redundant copy: a duplicate
+			m.queue(s.Entity, s.last) // a redundant copy: a duplicate (or late, after a stall)
 		} else {
-			m.Queue(s.Entity, m.input(i, s, t))
+			m.queue(s.Entity, m.input(i, s, t))
+		}
+		if i == 2 && t == 257 {
+			for late := int64(251); late < t; late++ {
+				m.queue(s.Entity, m.input(i, s, late))
+			}
 		}
 		s.last, s.sent = m.input(i, s, t+1), true
-		m.Queue(s.Entity, s.last)
+		m.queue(s.Entity, s.last)
 	}
 	m.Step()
 	m.tally()
 	if m.AfterTick != nil {
 		m.AfterTick()
+	}
+}
+
+// queue queues an input and counts the late ones.
+func (m *Match) queue(e ecs.Entity, in ecs.Input) {
+	if m.Queue(e, in) == systems.InputLate {
+		m.Late++
 	}
 }
 
