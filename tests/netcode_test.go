@@ -351,3 +351,43 @@ func TestLateFireCommandsAreResolved(t *testing.T) {
 		t.Errorf("%d of %d hits seen were not confirmed", ts.HitsSeen-ts.SeenConfirmed, ts.HitsSeen)
 	}
 }
+
+// A thin uplink (32 kbit/s, a 10-packet drop-tail queue) never spirals:
+// the input budget keeps the datagrams to what the link carries, so the
+// inputs keep arriving in time, where repeating every unacknowledged input
+// filled the queue, which delayed the acknowledgements, which grew the
+// datagrams (a 1.3 s round trip on a 100 ms path).
+func TestThinUplinkDoesNotSpiral(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, nil)
+	down := netshim.Conditions{Latency: 50 * time.Millisecond}
+	up := down
+	up.Rate, up.Queue = 32000, 10
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: up, Down: down, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	c := dial(t, srv, client.Config{Addr: sh.Addr().String(), Room: "thin", Name: "thin", Input: strafer(30)})
+	stop := start(c)
+	waitTicks(t, srv, "thin", 100) // the start: the handshake's queue drains, the clock settles
+	p0, s0 := playerStats(t, srv, "thin", c.ID()), c.Stats()
+	waitTicks(t, srv, "thin", 300)
+	p1, s1 := playerStats(t, srv, "thin", c.ID()), c.Stats()
+	for _, err := range stop() {
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+	applied, rooted := p1.Applied-p0.Applied, p1.Rooted-p0.Rooted
+	perDatagram := float64(s1.BytesOut-s0.BytesOut) / float64(s1.DatagramsSent-s0.DatagramsSent)
+	st := sh.Stats()
+	t.Logf("%d of %d ticks applied in time; %.0f bytes a datagram, budget %d inputs (cut %d times); %d late; up: %d packets, %d lost to the full queue",
+		applied, applied+rooted, perDatagram, s1.InputBudget, s1.BudgetCuts, p1.Late-p0.Late, st.Up.Packets, st.Up.Overflowed)
+	if float64(applied) < 0.97*float64(applied+rooted) {
+		t.Errorf("%d of %d ticks applied in time, want at least 97%%", applied, applied+rooted)
+	}
+	if perDatagram > 11+12*12 {
+		t.Errorf("%.0f bytes a datagram: more than 12 inputs on a 32 kbit/s uplink", perDatagram)
+	}
+}
