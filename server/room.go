@@ -249,7 +249,7 @@ func (r *room) record(sc systems.Config) {
 	}
 	if err != nil {
 		r.rec, r.recording = nil, ""
-		r.srv.m.recordings[recordFailed].Inc()
+		r.srv.m.recordings.Inc(recordFailed)
 		r.log.Error().Err(err).Msg("match not recorded")
 		return
 	}
@@ -272,13 +272,13 @@ func (r *room) closeRecording(why endReason, result []byte) {
 		m.recordingDropped.Add(float64(dropped))
 		switch {
 		case err != nil:
-			m.recordings[recordFailed].Inc()
+			m.recordings.Inc(recordFailed)
 			log.Error().Err(err).Msg("recording failed: the file replays up to the error")
 		case dropped > 0:
-			m.recordings[recordIncomplete].Inc()
+			m.recordings.Inc(recordIncomplete)
 			log.Warn().Int64("ticks_dropped", dropped).Msg("recording incomplete: the disk fell behind")
 		default:
-			m.recordings[recordComplete].Inc()
+			m.recordings.Inc(recordComplete)
 			log.Info().Msg("recording closed")
 		}
 	}()
@@ -344,11 +344,12 @@ const (
 	endDrainTimeout                      // the server drained and the match did not finish in time
 	endShutdown                          // the server stopped
 	endUnplayed                          // a join created it, and it was left empty before anybody played (match.unplayed_timeout)
+	endReasons                           // the number of reasons (and one past the last)
 )
 
-func (e endReason) String() string {
-	return [...]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}[e]
-}
+func (e endReason) String() string { return label(endLabels[:], e) }
+
+var endLabels = [endReasons]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}
 
 // unplayed reports whether the room is a join's that nobody has played in
 // yet; only the room's goroutine may ask.
@@ -452,7 +453,7 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	cl := &r.sim.Catalog.Classes()[classIndex]
 	class := cl.Name
 	if old != nil {
-		r.srv.m.kicked[kickReplaced].Inc()
+		r.srv.m.kicked.Inc(kickReplaced)
 		r.kick(old, protocol.CloseReplaced, "replaced: the same user joined again on another connection")
 		r.remove(old)
 	}
@@ -564,8 +565,10 @@ func (r *room) applyInputs(mem *member, p *replication.Packet) {
 		v.Earliest = arr.Earliest
 		verdict := r.sim.QueueInput(mem.entity, v)
 		r.rec.Input(mem.entity, v, verdict)
-		r.srv.m.inputs[verdict].Inc()
-		mem.stats.Inputs[verdict]++
+		r.srv.m.inputs.Inc(verdict)
+		if int(verdict) < len(mem.stats.Inputs) {
+			mem.stats.Inputs[verdict]++
+		}
 		if verdict == systems.InputQueued {
 			mem.lastInput = now
 		}
@@ -612,7 +615,7 @@ func (r *room) kickIdle() {
 	now := r.sim.Now()
 	for _, mem := range r.members {
 		if !mem.kicked && now-mem.lastInput > r.inputTimeout {
-			r.srv.m.kicked[kickIdle].Inc()
+			r.srv.m.kicked.Inc(kickIdle)
 			r.kick(mem, protocol.CloseIdle, idleReason(r.cfg.InputTimeout))
 		}
 	}
@@ -630,7 +633,7 @@ func (r *room) checkSeats() {
 		used := r.queues.Get(mem.entity).Used
 		r.markPlayed(used)
 		if missed, ticks, broken := r.seats.Check(&mem.covered, now, used); broken && !mem.kicked {
-			r.srv.m.kicked[kickCoverage].Inc()
+			r.srv.m.kicked.Inc(kickCoverage)
 			r.kick(mem, protocol.CloseIdle, coverageReason(missed, ticks, r.cfg.InputCoverage, r.cfg.InputCoverageWindow))
 		}
 	}
@@ -675,13 +678,13 @@ func (r *room) events() {
 			e.Flags |= protocol.HitStreak
 		}
 		if s.Dealt > 0 {
-			m.hits[0].Inc()
+			m.hits.Inc(0)
 			if shooter != nil {
 				shooter.stats.Hits++
 			}
 		} else {
 			e.Kind, e.Damage, e.Reason = protocol.EventNoDamage, float32(s.Damage), uint8(s.NoDamage)
-			m.hits[s.NoDamage].Inc()
+			m.hits.Inc(s.NoDamage)
 			if shooter != nil {
 				shooter.stats.NoDamage++
 			}
@@ -707,7 +710,7 @@ func (r *room) events() {
 		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: weapon})
 	}
 	for _, rj := range ev.Rejected {
-		m.shotsRejected[rj.Reason].Inc()
+		m.shotsRejected.Inc(rj.Reason)
 		if m := r.byEnt[rj.Shooter]; m != nil {
 			m.stats.Rejected++
 		}
@@ -718,7 +721,7 @@ func (r *room) events() {
 	}
 	for i := range ev.Clamps {
 		c := &ev.Clamps[i]
-		m.clamped[c.Reason].Inc()
+		m.clamped.Inc(c.Reason)
 		if mem := r.byEnt[c.Shooter]; mem != nil {
 			mem.stats.Clamped++
 			mem.log.Debug().Stringer("reason", c.Reason).Uint32("shot", c.Shot).Uint16("weapon", c.Weapon).
@@ -741,7 +744,7 @@ func (r *room) event(m *member, e protocol.Event) {
 	}
 	r.srv.m.eventsDropped.Inc()
 	if !m.kicked {
-		r.srv.m.kicked[kickSlow].Inc()
+		r.srv.m.kicked.Inc(kickSlow)
 		r.kick(m, protocol.CloseSlow, "control stream not read")
 	}
 }
@@ -908,7 +911,7 @@ func (r *room) snapshot(mem *member, at time.Time) {
 func (r *room) finish(why endReason) {
 	// Counted before the room leaves the registry: whoever sees it gone
 	// (the admin API, a test) sees its match counted.
-	r.srv.m.matches[why].Inc()
+	r.srv.m.matches.Inc(why)
 	r.srv.mu.Lock()
 	r.srv.removeRoomLocked(r, why)
 	r.srv.mu.Unlock()

@@ -285,9 +285,9 @@ func (s *Server) Start() error {
 	if s.cfg.Datagrams.Channel == ChannelSealed {
 		s.writer = channel.NewWriter(s.udp)
 		s.demux = channel.NewDemux(channel.DemuxConfig{Conn: s.udp,
-			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
+			Drop:    func(r channel.Reason) { s.m.drop(channelDrop(r)) },
 			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() },
-			Path:    func(e channel.PathEvent) { s.m.paths[e].Inc() }})
+			Path:    func(e channel.PathEvent) { s.m.paths.Inc(e) }})
 		s.demuxDone = make(chan struct{})
 		go func() {
 			defer close(s.demuxDone)

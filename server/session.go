@@ -403,7 +403,7 @@ func (se *session) receive() {
 		if err != nil {
 			return
 		}
-		if why := se.datagram(d, time.Now()); why != "" {
+		if why := se.datagram(d, time.Now()); why != dropNone {
 			se.srv.m.drop(why)
 		}
 	}
@@ -413,7 +413,7 @@ func (se *session) receive() {
 // false: the input slot was full (the Demux counts it).
 func (se *session) sealedDatagram(d []byte) bool {
 	switch why := se.datagram(d, time.Now()); why {
-	case "":
+	case dropNone:
 	case dropInbox:
 		return false
 	default:
@@ -423,9 +423,9 @@ func (se *session) sealedDatagram(d []byte) bool {
 }
 
 // datagram takes one datagram from the client: rate-limited, decoded into
-// the input slot for the room, or dropped. It returns the drop's reason, ""
-// when kept.
-func (se *session) datagram(d []byte, now time.Time) string {
+// the input slot for the room, or dropped. It returns the drop's reason,
+// dropNone when kept.
+func (se *session) datagram(d []byte, now time.Time) dropReason {
 	rate := float64(se.srv.cfg.MaxDatagramRate)
 	burst := max(rate/4, 10)
 	se.tokens = min(burst, se.tokens+now.Sub(se.last).Seconds()*rate)
@@ -456,7 +456,7 @@ func (se *session) datagram(d []byte, now time.Time) string {
 		if _, _, err := protocol.DecodePath(d); err != nil {
 			return reasonOf(err)
 		}
-		return protocol.ReasonType.String()
+		return protocolDrop(protocol.ReasonType)
 	default:
 		return dropWrongType
 	}
@@ -475,7 +475,7 @@ func (se *session) datagram(d []byte, now time.Time) string {
 	case dropped:
 		return dropInbox
 	}
-	return ""
+	return dropNone
 }
 
 // observe records the share of the server's packets to the client that
@@ -489,12 +489,13 @@ func (se *session) observe(now time.Time, st *quic.ConnectionStats) {
 	se.sampled, se.sent, se.lost = now, st.PacketsSent, st.PacketsLost
 }
 
-func reasonOf(err error) string {
+// reasonOf is the drop reason of a datagram that did not decode.
+func reasonOf(err error) dropReason {
 	var de *protocol.DecodeError
 	if errors.As(err, &de) {
-		return de.Reason.String()
+		return protocolDrop(de.Reason)
 	}
-	return "unknown"
+	return dropUnknown
 }
 
 // send writes the snapshots the room encoded and returns their buffers.
