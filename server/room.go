@@ -38,8 +38,7 @@ type room struct {
 	cfg  *Config
 	snap int64 // ticks between snapshots
 
-	tickEvery time.Duration // the tick interval
-	tickStart time.Time     // when the last tick began: the next begins a tick later
+	tickStart time.Time // when the last tick began: the next begins a tick later
 
 	inbox   chan roomMsg
 	stop    chan struct{} // closed by end: the room finishes at once
@@ -205,7 +204,7 @@ func newRoom(s *Server, id string) (*room, error) {
 	r := &room{
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
 		snap: snap, seed: sc.SpreadSeed, repl: repl, sealer: s.sealer(),
-		tickEvery: time.Second / time.Duration(c.TickRate), tickStart: time.Now(),
+		tickStart:    time.Now(),
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
@@ -544,10 +543,11 @@ func (r *room) fold(mem *member) {
 }
 
 // applyInputs queues a packet's inputs, each bounded by what the server
-// measured of the client when the packet arrived (replication.Client.OnInput).
-func (r *room) applyInputs(mem *member, p *replication.Packet) {
+// measured of the client when the packet arrived (replication.Client.OnInput:
+// an input may claim a view time no earlier than earliest).
+func (r *room) applyInputs(mem *member, pkt *replication.Packet) {
 	now := r.sim.Now()
-	arr := mem.repl.OnInput(p, now, r.tickStart)
+	arr := mem.repl.OnInput(pkt, now, r.tickStart)
 	if arr.RTT > 0 {
 		r.srv.m.clientRTT.Observe(arr.RTT.Seconds())
 	}
@@ -558,18 +558,18 @@ func (r *room) applyInputs(mem *member, p *replication.Packet) {
 		mem.log.Info().Dur("acked_rtt", st.RTTBound).Dur("quic_rtt", st.QUICRTT+2*st.QUICDev).
 			Msg("round trips disagree: the acknowledgements' exceed QUIC's; the view lag granted follows QUIC's")
 	}
-	in := &p.Input
-	for i := 0; i < in.Count; i++ {
-		q := &in.Inputs[i]
-		v := q.Value(int64(in.Tick(i)))
-		v.Earliest = arr.Earliest
-		verdict := r.sim.QueueInput(mem.entity, v)
-		r.rec.Input(mem.entity, v, verdict)
-		r.srv.m.inputs.Inc(verdict)
-		if int(verdict) < len(mem.stats.Inputs) {
-			mem.stats.Inputs[verdict]++
+	p, earliest := &pkt.Input, arr.Earliest
+	for i := 0; i < p.Count; i++ {
+		q := &p.Inputs[i]
+		in := q.Value(int64(p.Tick(i)))
+		in.Earliest = earliest
+		v := r.sim.QueueInput(mem.entity, in)
+		r.rec.Input(mem.entity, in, v)
+		r.srv.m.inputs.Inc(v)
+		if int(v) < len(mem.stats.Inputs) {
+			mem.stats.Inputs[v]++
 		}
-		if verdict == systems.InputQueued {
+		if v == systems.InputQueued {
 			mem.lastInput = now
 		}
 	}
