@@ -7,12 +7,16 @@
 // may hold; without the matchmaker's keys the server runs in an open
 // development mode, on loopback only. A room is one goroutine that owns one
 // systems.Simulation (one arche World, Dino Squad's "one physics scene per
-// room"): it ticks at the configured rate, takes inputs from its sessions
-// through a channel, bounds every claimed view lag by what the server
-// measured of the client, and sends every client a delta-compressed snapshot
-// of the world and the game events that concern it. Nothing in the tick
-// blocks on the network: sessions have their own goroutines and bounded
-// queues, and whatever does not fit is dropped and counted.
+// room"): it ticks at the configured rate, takes inputs from its sessions'
+// input slots, bounds every claimed view lag by what the server measured of
+// the client, and sends every client a delta-compressed snapshot of the
+// world and the game events that concern it. What the room knows of each
+// client beyond the world (baselines, round trips, the view-lag bound,
+// margins, confirmations, the halved rate) and the two datagram channels
+// its snapshots take are package replication's; the room owns the world
+// and its members. Nothing in the tick blocks on the network: sessions have
+// their own goroutines and bounded queues, and whatever does not fit is
+// dropped and counted.
 //
 // A seat is held by playing: a player that sends no input, or inputs for
 // too few of the ticks (package coverage), loses it. A room closes when its

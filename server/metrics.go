@@ -23,56 +23,178 @@ type metrics struct {
 	players       prometheus.Gauge
 	rewinds       prometheus.Histogram
 	buckets       prometheus.Histogram
-	clamped       [5]prometheus.Counter // shots granted less view lag than claimed, by ecs.ClampReason
+	clamped       counters[ecs.ClampReason] // shots granted less view lag than claimed
 	viewLag       prometheus.Histogram
-	hits          [4]prometheus.Counter // hits registered: [0] dealt damage, else by ecs.NoDamageReason
-	kicked        map[string]prometheus.Counter
+	hits          counters[ecs.NoDamageReason] // hits registered: [0] dealt damage, else why none
+	kicked        counters[kickReason]
 	snapshotBytes prometheus.Histogram
 	bytesOut      prometheus.Counter
 	eventsDropped prometheus.Counter
 
-	dgIn             prometheus.Counter                        // inputs received (the only type a client sends)
-	dgOut            prometheus.Counter                        // snapshots sent
-	dropped          map[string]prometheus.Counter             // datagrams dropped, by reason
-	inputs           [systems.InputVerdicts]prometheus.Counter // inputs by verdict
-	rejected         map[uint8]prometheus.Counter              // joins refused, by protocol reject code
-	shotsRejected    map[ecs.RejectReason]prometheus.Counter
-	matches          [6]prometheus.Counter // matches ended, by endReason
+	dgIn             prometheus.Counter             // inputs received (the only type a client sends)
+	dgOut            prometheus.Counter             // snapshots sent
+	dropped          counters[dropReason]           // datagrams dropped
+	inputs           counters[systems.InputVerdict] // inputs by verdict
+	rejected         map[uint8]prometheus.Counter   // joins refused, by protocol reject code
+	shotsRejected    counters[ecs.RejectReason]
+	matches          counters[endReason] // matches ended
 	clientRTT        prometheus.Histogram
 	clientLoss       prometheus.Histogram
-	flowHalved       prometheus.Counter                            // clients whose snapshot rate flow control halved
-	rttDisagreements prometheus.Counter                            // players whose acknowledgements' round trip exceeded QUIC's
-	migrations       prometheus.Counter                            // sealed-channel address changes
-	paths            [channel.PathAbandoned + 1]prometheus.Counter // steps of new addresses' validations, by channel.PathEvent
+	flowHalved       prometheus.Counter          // clients whose snapshot rate flow control halved
+	rttDisagreements prometheus.Counter          // players whose acknowledgements' round trip exceeded QUIC's
+	migrations       prometheus.Counter          // sealed-channel address changes
+	paths            counters[channel.PathEvent] // steps of new addresses' validations
 	channels         map[uint8]prometheus.Counter
 
-	recordings       [3]prometheus.Counter // match recordings closed, by outcome
-	recordingDropped prometheus.Counter    // ticks recordings missed (the disk fell behind)
+	recordings       counters[recordOutcome] // match recordings closed
+	recordingDropped prometheus.Counter      // ticks recordings missed (the disk fell behind)
 }
+
+// counters are a labelled metric's counters by the values of an enum K,
+// each made with its label when the metrics are. A value without one (a
+// value added to K but not to the list the metrics are made from) counts
+// nothing: a room's tick never indexes past them.
+type counters[K ~uint8] []prometheus.Counter
+
+// newCounters makes vec's counters for values, labelled by label.
+func newCounters[K ~uint8](vec *prometheus.CounterVec, label func(K) string, values ...K) counters[K] {
+	var c counters[K]
+	for _, k := range values {
+		for int(k) >= len(c) {
+			c = append(c, nil)
+		}
+		c[k] = vec.WithLabelValues(label(k))
+	}
+	return c
+}
+
+// span is the values from first to last.
+func span[K ~uint8](first, last K) []K {
+	var v []K
+	for k := first; k <= last; k++ {
+		v = append(v, k)
+	}
+	return v
+}
+
+// Inc counts one of k.
+func (c counters[K]) Inc(k K) {
+	if int(k) < len(c) && c[k] != nil {
+		c[k].Inc()
+	}
+}
+
+// recordOutcome is how a match recording ended.
+type recordOutcome uint8
 
 // Outcomes of a match recording.
 const (
-	recordComplete   = iota // every tick written
-	recordIncomplete        // the writer fell behind: it stops at the first tick dropped
-	recordFailed            // it could not be created, or a write failed
+	recordComplete   recordOutcome = iota // every tick written
+	recordIncomplete                      // the writer fell behind: it stops at the first tick dropped
+	recordFailed                          // it could not be created, or a write failed
+	recordOutcomes                        // the number of outcomes
 )
+
+func (o recordOutcome) String() string { return label(recordLabels[:], o) }
+
+var recordLabels = [recordOutcomes]string{recordComplete: "complete", recordIncomplete: "incomplete", recordFailed: "failed"}
+
+// kickReason is why the server disconnects a player.
+type kickReason uint8
 
 // Why the server disconnects a player.
 const (
-	kickIdle     = "idle"     // no input for input_timeout
-	kickCoverage = "coverage" // inputs for too few ticks (input_coverage)
-	kickSlow     = "slow"     // its control stream was not read
-	kickReplaced = "replaced" // the same user joined again
+	kickIdle     kickReason = iota // no input for input_timeout
+	kickCoverage                   // inputs for too few ticks (input_coverage)
+	kickSlow                       // its control stream was not read
+	kickReplaced                   // the same user joined again
+	kickReasons                    // the number of reasons
 )
 
-// Drop reasons besides protocol.Reason's.
+func (k kickReason) String() string { return label(kickLabels[:], k) }
+
+var kickLabels = [kickReasons]string{kickIdle: "idle", kickCoverage: "coverage", kickSlow: "slow", kickReplaced: "replaced"}
+
+// dropReason is why the server dropped a datagram: a protocol.Reason (it
+// did not decode), a channel.Reason (a sealed packet that did not open, or
+// a QUIC packet the Demux could not queue), or the server's own.
+type dropReason uint8
+
+// Why a datagram is dropped.
 const (
-	dropFlood      = "flood"       // over max_datagram_rate
-	dropInbox      = "room_busy"   // the session's input slot was full
-	dropSendQueue  = "send_queue"  // the client's send queue was full, or its room's batches all in flight
-	dropSendFailed = "send_failed" // the network refused a sealed snapshot
-	dropWrongType  = "direction"   // a server-to-client type sent by a client
+	dropNone dropReason = iota // kept
+	// protocol.Reason's.
+	dropTruncated
+	dropOversized
+	dropVersion
+	dropType
+	dropValue
+	dropBaseline
+	dropUnknown // an error of no known reason
+	// channel.Reason's.
+	dropSealedShort
+	dropSealedVersion
+	dropSealedSession
+	dropSealedAuth
+	dropSealedReplay
+	dropSealedQueue
+	dropQUICQueue
+	dropSealedUnknown
+	// The server's own.
+	dropFlood      // over max_datagram_rate
+	dropInbox      // the session's input slot was full
+	dropSendQueue  // the client's send queue was full, or its room's batches all in flight
+	dropSendFailed // the network refused a sealed snapshot
+	dropWrongType  // a server-to-client type sent by a client
+	dropReasons    // the number of reasons
 )
+
+func (d dropReason) String() string { return label(dropLabels[:], d) }
+
+// dropLabels are the reasons' labels: protocol.Reason's and
+// channel.Reason's own, and the server's.
+var dropLabels = [dropReasons]string{dropNone: "none",
+	dropTruncated: "truncated", dropOversized: "oversized", dropVersion: "version", dropType: "type", dropValue: "value",
+	dropBaseline: "baseline", dropUnknown: "unknown",
+	dropSealedShort: "sealed_short", dropSealedVersion: "sealed_version", dropSealedSession: "sealed_session",
+	dropSealedAuth: "sealed_auth", dropSealedReplay: "sealed_replay", dropSealedQueue: "sealed_queue", dropQUICQueue: "quic_queue",
+	dropSealedUnknown: "sealed_unknown",
+	dropFlood:         "flood", dropInbox: "room_busy", dropSendQueue: "send_queue", dropSendFailed: "send_failed", dropWrongType: "direction"}
+
+// protocolDrops and channelDrops map the packages' reasons to the
+// server's (a test holds their labels equal).
+var (
+	protocolDrops = [...]dropReason{protocol.ReasonShort: dropTruncated, protocol.ReasonLong: dropOversized,
+		protocol.ReasonVersion: dropVersion, protocol.ReasonType: dropType, protocol.ReasonValue: dropValue,
+		protocol.ReasonBaseline: dropBaseline}
+	channelDrops = [...]dropReason{channel.ReasonShort: dropSealedShort, channel.ReasonMarker: dropSealedVersion,
+		channel.ReasonSession: dropSealedSession, channel.ReasonAuth: dropSealedAuth, channel.ReasonReplay: dropSealedReplay,
+		channel.ReasonQueue: dropSealedQueue, channel.ReasonQUICQueue: dropQUICQueue}
+)
+
+// protocolDrop is the drop reason of a datagram that did not decode.
+func protocolDrop(r protocol.Reason) dropReason {
+	if int(r) < len(protocolDrops) && protocolDrops[r] != dropNone {
+		return protocolDrops[r]
+	}
+	return dropUnknown
+}
+
+// channelDrop is the drop reason of a packet the sealed channel refused.
+func channelDrop(r channel.Reason) dropReason {
+	if int(r) < len(channelDrops) && channelDrops[r] != dropNone {
+		return channelDrops[r]
+	}
+	return dropSealedUnknown
+}
+
+// label is labels[k], or "invalid" past them.
+func label[K ~uint8](labels []string, k K) string {
+	if int(k) < len(labels) {
+		return labels[k]
+	}
+	return "invalid"
+}
 
 func newMetrics(build buildinfo.Info) *metrics {
 	reg := prometheus.NewRegistry()
@@ -133,9 +255,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 		Help: "Steps of the validation of a client's new address on the sealed channel, by event: challenged (a challenge sent), withheld (a challenge not sent: it would have sent the address over 3 times the bytes it sent), validated (the address answered and got the snapshots), abandoned (no answer within 3 s: a client pointing its snapshots at another host, or a path that broke)."},
 		[]string{"event"})
 	reg.MustRegister(paths)
-	for e := channel.PathChallenged; e <= channel.PathAbandoned; e++ {
-		m.paths[e] = paths.WithLabelValues(e.String())
-	}
+	m.paths = newCounters(paths, channel.PathEvent.String, span(channel.PathChallenged, channel.PathAbandoned)...)
 	chans := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_by_channel_total",
 		Help: "Players admitted, by the datagram channel they got: sealed or quic."}, []string{"channel"})
 	reg.MustRegister(chans)
@@ -149,9 +269,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	recordings := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_recordings_total",
 		Help: "Match recordings closed (record.dir), by outcome: complete, incomplete (the disk fell behind and ticks were dropped: the file replays up to the first), failed (not created, or a write failed: the file replays up to the error)."},
 		[]string{"outcome"})
-	for i, o := range []string{"complete", "incomplete", "failed"} {
-		m.recordings[i] = recordings.WithLabelValues(o)
-	}
+	m.recordings = newCounters(recordings, recordOutcome.String, span(recordComplete, recordOutcomes-1)...)
 	m.recordingDropped = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_recording_ticks_dropped_total",
 		Help: "Ticks match recordings missed because their writer fell behind the room (a recording stops at its first)."})).(prometheus.Counter)
 	reg.MustRegister(in, out, drop, inputs, rejected, shots, clamped, hits, kicked, matches, buildInfo, recordings)
@@ -159,40 +277,24 @@ func newMetrics(build buildinfo.Info) *metrics {
 	for _, code := range protocol.RejectCodes {
 		m.rejected[code] = rejected.WithLabelValues(protocol.RejectLabel(code))
 	}
-	for _, e := range []endReason{endFinished, endEmpty, endDrainTimeout, endShutdown, endUnplayed} {
-		m.matches[e] = matches.WithLabelValues(e.String())
-	}
-	for _, r := range []ecs.ClampReason{ecs.ClampMeasured, ecs.ClampMaxUnlag, ecs.ClampWeapon, ecs.ClampFuture} {
-		m.clamped[r] = clamped.WithLabelValues(r.String())
-	}
-	m.hits[0] = hits.WithLabelValues("damage")
-	for _, r := range []ecs.NoDamageReason{ecs.NoDamageInvulnerable, ecs.NoDamageDead, ecs.NoDamageZero} {
-		m.hits[r] = hits.WithLabelValues(r.String())
-	}
-	m.kicked = map[string]prometheus.Counter{}
-	for _, k := range []string{kickIdle, kickCoverage, kickSlow, kickReplaced} {
-		m.kicked[k] = kicked.WithLabelValues(k)
-	}
-	m.shotsRejected = map[ecs.RejectReason]prometheus.Counter{}
-	for _, r := range []ecs.RejectReason{ecs.RejectCooldown, ecs.RejectEmpty, ecs.RejectReloading, ecs.RejectNotCarried} {
-		m.shotsRejected[r] = shots.WithLabelValues(r.String())
-	}
+	m.matches = newCounters(matches, endReason.String, span(endFinished, endReasons-1)...)
+	m.clamped = newCounters(clamped, ecs.ClampReason.String, span(ecs.ClampMeasured, ecs.ClampFuture)...)
+	m.hits = newCounters(hits, hitLabel, span(0, ecs.NoDamageZero)...)
+	m.kicked = newCounters(kicked, kickReason.String, span(kickIdle, kickReasons-1)...)
+	m.shotsRejected = newCounters(shots, ecs.RejectReason.String, span(ecs.RejectCooldown, ecs.RejectNotCarried)...)
 	m.dgIn = in.WithLabelValues("input")
 	m.dgOut = out.WithLabelValues("snapshot")
-	m.dropped = map[string]prometheus.Counter{}
-	for _, r := range []protocol.Reason{protocol.ReasonShort, protocol.ReasonLong, protocol.ReasonVersion, protocol.ReasonType, protocol.ReasonValue} {
-		m.dropped[r.String()] = drop.WithLabelValues(r.String())
-	}
-	for r := channel.ReasonShort; r <= channel.ReasonQueue; r++ {
-		m.dropped[r.String()] = drop.WithLabelValues(r.String())
-	}
-	for _, r := range []string{dropFlood, dropInbox, dropSendQueue, dropSendFailed, dropWrongType} {
-		m.dropped[r] = drop.WithLabelValues(r)
-	}
-	for v := range m.inputs {
-		m.inputs[v] = inputs.WithLabelValues(systems.InputVerdict(v).String())
-	}
+	m.dropped = newCounters(drop, dropReason.String, span(dropNone+1, dropReasons-1)...)
+	m.inputs = newCounters(inputs, systems.InputVerdict.String, span(systems.InputQueued, systems.InputVerdicts-1)...)
 	return m
+}
+
+// hitLabel labels a registered hit: damage, or why none was dealt.
+func hitLabel(r ecs.NoDamageReason) string {
+	if r == 0 {
+		return "damage"
+	}
+	return r.String()
 }
 
 // reject counts a refused join.
@@ -203,8 +305,4 @@ func (m *metrics) reject(code uint8) {
 }
 
 // drop counts a dropped datagram.
-func (m *metrics) drop(reason string) {
-	if c, ok := m.dropped[reason]; ok {
-		c.Inc()
-	}
-}
+func (m *metrics) drop(reason dropReason) { m.dropped.Inc(reason) }

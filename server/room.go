@@ -23,6 +23,7 @@ import (
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/replication"
 	"github.com/rewind-gg/rewind/results"
 	"github.com/rewind-gg/rewind/systems"
 )
@@ -37,8 +38,7 @@ type room struct {
 	cfg  *Config
 	snap int64 // ticks between snapshots
 
-	tickEvery time.Duration // the tick interval
-	tickStart time.Time     // when the last tick began: the next begins a tick later
+	tickStart time.Time // when the last tick began: the next begins a tick later
 
 	inbox   chan roomMsg
 	stop    chan struct{} // closed by end: the room finishes at once
@@ -74,13 +74,10 @@ type room struct {
 	order []string // users in the order they first joined
 
 	world protocol.State // this tick's world, shared by every client's snapshot
-	// sender writes the sealed snapshots (nil without the sealed channel);
-	// sealing is the batch of the tick's being filled, encoded the buffer a
-	// sealed snapshot is encoded into.
-	sender   *snapshotSender
-	sealing  *channel.Batch
-	encoded  []byte
-	snapTime time.Time // when this tick's snapshots go out
+	// repl is the room's replication, each member's Client made by it;
+	// sealer writes the sealed channel's snapshots (nil without it).
+	repl   *replication.Replicator
+	sealer *replication.Sealer
 	// rec records the match (record.dir; nil: not recorded) into the file
 	// recording names.
 	rec       *replay.Recorder
@@ -88,18 +85,6 @@ type room struct {
 	stats     roomCounters
 	seed      uint64 // the match's spread seed, told to its clients
 
-	// What the server adds to a client's round trip to bound the view lag
-	// it grants (besides the client's interpolation delay), in ticks: a
-	// snapshot interval, a tick of the server's phase, and the jitter
-	// tolerance. The round trip the room measures holds the tick a client
-	// may keep a snapshot before its next input; QUIC's, taken until the
-	// first sample, does not, and gets that tick added.
-	lagSlack float64
-	// rttMargin is how far the round trip a client's acknowledgements
-	// show may exceed QUIC's own estimate before it is capped there: the
-	// tick a client may hold a snapshot before the input that acknowledges
-	// it, and lagcomp.rtt_margin.
-	rttMargin    time.Duration
 	inputTimeout int64 // ticks without an input before a player loses its seat
 
 	// seats is the seat rule (input_coverage), checked every seats.Step()
@@ -163,53 +148,15 @@ type member struct {
 	user   string // the stable user id (its token's; the name in open mode)
 	name   string
 	team   uint8
-
-	ring        [protocol.Baselines]protocol.State // what the client knows if it got each recent snapshot
-	sentAt      [protocol.Baselines]time.Time      // when each went out
-	acked       uint32                             // the newest snapshot the client acknowledged, NoTick
-	rtt         roundTrip                          // from snapshots to the inputs that acknowledge them
-	rttObserved time.Time                          // when rtt last went into rewind_client_rtt_seconds
-	quicRTT     roundTrip                          // QUIC's estimate with the latest packet (session's quicRTT)
-	lagBound    float64                            // the view lag the latest packet's arrival allows, beyond its input lead, ticks
-	// The round trip its acknowledgements show has been capped at QUIC's
-	// estimate since cappedSince (zero: the latest packet's was not), with
-	// the latest capped packet at cappedAt; cappedFor is how long in all,
-	// flagged once a run reached rttDisagreement.
-	cappedSince, cappedAt time.Time
-	cappedFor             time.Duration
-	flagged               bool
-	newestInput           int64          // the newest input tick of the latest packet
-	lastInput             int64          // the room tick the newest input was queued at (or the join's)
-	interp                float64        // the interpolation delay granted at join, ticks
-	kicked                bool           // being disconnected
-	target                protocol.State // the world without the member itself, reused
-
-	// The clock the client steers by: the newest input tick received, and
-	// the smallest margin of an input's first arrival since the last
-	// snapshot (protocol.SnapshotHeader.Margin).
-	received   int64
-	margin     float64
-	marginTick int64
-	hasMargin  bool
-	// halved: the session's flow control found the path bad, and the
-	// client gets every other snapshot.
-	halved  bool
-	covered coverage.Player // its record for the seat rule
-	// confirms are the hits to repeat in snapshots until acknowledged.
-	confirms []pendingConfirm
+	// repl is the client's replication: its baselines, round trips,
+	// view-lag bound, margins, confirmations and snapshot channel.
+	repl      *replication.Client
+	lastInput int64           // the room tick the newest input was queued at (or the join's)
+	kicked    bool            // being disconnected
+	covered   coverage.Player // its record for the seat rule
 
 	stats PlayerStats
 }
-
-// pendingConfirm is a hit confirmation and the first snapshot it went in.
-type pendingConfirm struct {
-	protocol.HitConfirm
-	sentIn uint32 // NoTick: not yet sent
-}
-
-// maxPendingConfirms bounds the confirmations waiting for an
-// acknowledgement; the oldest give way (the control stream still has them).
-const maxPendingConfirms = 32
 
 type msgKind uint8
 
@@ -248,12 +195,16 @@ func newRoom(s *Server, id string) (*room, error) {
 	if err != nil {
 		return nil, err
 	}
+	snap := int64(c.TickRate / c.SnapshotRate)
+	repl, err := replication.New(replication.Config{TickRate: c.TickRate, Interval: snap,
+		ViewLagTolerance: c.LagComp.ViewLagTolerance, RTTMargin: c.LagComp.RTTMargin, MaxInterpDelay: c.LagComp.MaxInterpDelay})
+	if err != nil {
+		return nil, fmt.Errorf("server: room %s: %w", id, err)
+	}
 	r := &room{
 		id: id, srv: s, log: s.log.With().Str("room", id).Logger(), sim: sim, cfg: c,
-		snap: int64(c.TickRate / c.SnapshotRate), seed: sc.SpreadSeed,
-		tickEvery: time.Second / time.Duration(c.TickRate), tickStart: time.Now(),
-		lagSlack:     float64(c.TickRate/c.SnapshotRate) + 1 + c.ticks(c.LagComp.ViewLagTolerance),
-		rttMargin:    time.Second/time.Duration(c.TickRate) + c.LagComp.RTTMargin,
+		snap: snap, seed: sc.SpreadSeed, repl: repl, sealer: s.sealer(),
+		tickStart:    time.Now(),
 		inputTimeout: int64(math.Ceil(c.ticks(c.InputTimeout))),
 		inbox:        make(chan roomMsg, 256), stop: make(chan struct{}), done: make(chan struct{}),
 		bySess: map[*session]*member{}, byEnt: map[ecs.Entity]*member{}, nextTeam: 1,
@@ -273,10 +224,6 @@ func newRoom(s *Server, id string) (*room, error) {
 	r.projectiles.Register(sim.World)
 	r.shields.Register(sim.World)
 	r.lastTick.Store(r.opened.UnixNano())
-	if s.writer != nil {
-		r.sender = newSnapshotSender(s.writer, s.m)
-		r.encoded = make([]byte, 0, protocol.SnapshotBufferSize)
-	}
 	if c.Record.Dir != "" {
 		r.record(sc)
 	}
@@ -301,7 +248,7 @@ func (r *room) record(sc systems.Config) {
 	}
 	if err != nil {
 		r.rec, r.recording = nil, ""
-		r.srv.m.recordings[recordFailed].Inc()
+		r.srv.m.recordings.Inc(recordFailed)
 		r.log.Error().Err(err).Msg("match not recorded")
 		return
 	}
@@ -324,13 +271,13 @@ func (r *room) closeRecording(why endReason, result []byte) {
 		m.recordingDropped.Add(float64(dropped))
 		switch {
 		case err != nil:
-			m.recordings[recordFailed].Inc()
+			m.recordings.Inc(recordFailed)
 			log.Error().Err(err).Msg("recording failed: the file replays up to the error")
 		case dropped > 0:
-			m.recordings[recordIncomplete].Inc()
+			m.recordings.Inc(recordIncomplete)
 			log.Warn().Int64("ticks_dropped", dropped).Msg("recording incomplete: the disk fell behind")
 		default:
-			m.recordings[recordComplete].Inc()
+			m.recordings.Inc(recordComplete)
 			log.Info().Msg("recording closed")
 		}
 	}()
@@ -344,13 +291,13 @@ func netID(e ecs.Entity) uint32 { return ecs.WireID(e) }
 func (r *room) run() {
 	defer r.srv.wg.Done()
 	defer close(r.done)
-	if r.sender != nil {
+	if r.sealer != nil {
 		r.srv.wg.Add(1)
 		go func() {
 			defer r.srv.wg.Done()
-			r.sender.run()
+			r.sealer.Run()
 		}()
-		defer r.sender.close()
+		defer r.sealer.Close()
 	}
 	r.log.Info().Msg("room open")
 	ticker := time.NewTicker(time.Second / time.Duration(r.cfg.TickRate))
@@ -396,11 +343,12 @@ const (
 	endDrainTimeout                      // the server drained and the match did not finish in time
 	endShutdown                          // the server stopped
 	endUnplayed                          // a join created it, and it was left empty before anybody played (match.unplayed_timeout)
+	endReasons                           // the number of reasons (and one past the last)
 )
 
-func (e endReason) String() string {
-	return [...]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}[e]
-}
+func (e endReason) String() string { return label(endLabels[:], e) }
+
+var endLabels = [endReasons]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}
 
 // unplayed reports whether the room is a join's that nobody has played in
 // yet; only the room's goroutine may ask.
@@ -504,7 +452,7 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 	cl := &r.sim.Catalog.Classes()[classIndex]
 	class := cl.Name
 	if old != nil {
-		r.srv.m.kicked[kickReplaced].Inc()
+		r.srv.m.kicked.Inc(kickReplaced)
 		r.kick(old, protocol.CloseReplaced, "replaced: the same user joined again on another connection")
 		r.remove(old)
 	}
@@ -515,10 +463,10 @@ func (r *room) admit(se *session, who *identity, interpMS uint16) joinReply {
 		Class:  classIndex, Loadout: loadout}
 	e := r.sim.SpawnPlayer(spec)
 	r.rec.SpawnPlayer(spec, e)
-	interp := min(time.Duration(interpMS)*time.Millisecond, r.cfg.LagComp.MaxInterpDelay)
-	mem := &member{sess: se, entity: e, id: netID(e), user: who.user, name: who.name, team: team, acked: protocol.NoTick,
-		newestInput: r.sim.Now() - 1, lastInput: r.sim.Now(), interp: r.cfg.ticks(interp), received: -1, covered: coverage.NewPlayer(),
-		confirms: make([]pendingConfirm, 0, maxPendingConfirms)}
+	interp := r.repl.Interp(interpMS)
+	mem := &member{sess: se, entity: e, id: netID(e), user: who.user, name: who.name, team: team,
+		lastInput: r.sim.Now(), covered: coverage.NewPlayer()}
+	mem.repl = r.repl.NewClient(mem.id, interp, r.sim.Now(), se.snapshots)
 	mem.log = r.log.With().Uint32("player", mem.id).Str("name", who.name).Str("user", who.user).Logger()
 	mem.stats = PlayerStats{ID: mem.id, User: who.user, Name: who.name, Team: team}
 	if r.tally[who.user] == nil {
@@ -590,142 +538,49 @@ func (r *room) fold(mem *member) {
 	t.NoDamage += mem.stats.NoDamage
 	t.Clamped += mem.stats.Clamped
 	t.RTTDisagreements += mem.stats.RTTDisagreements
-	t.RTTCapped += mem.cappedFor.Seconds()
+	t.RTTCapped += mem.repl.Stats().Capped.Seconds()
 	mem.stats = PlayerStats{ID: mem.id, User: mem.user, Name: mem.name, Team: mem.team}
 }
 
-// applyInputs queues a packet's inputs and records its acknowledgement. Each
-// input is bounded by what the server measured when it arrived: an honest
-// client was rendering no earlier than the arrival tick minus the round
-// trip, its interpolation delay, a snapshot interval, two ticks, and the
-// jitter tolerance (docs/protocol.md, "View lag"); a claim beyond is cut.
-func (r *room) applyInputs(mem *member, m *inputMsg) {
-	p := &m.input
+// applyInputs queues a packet's inputs, each bounded by what the server
+// measured of the client when the packet arrived (replication.Client.OnInput:
+// an input may claim a view time no earlier than earliest).
+func (r *room) applyInputs(mem *member, pkt *replication.Packet) {
 	now := r.sim.Now()
-	mem.halved = m.halved
-	slack := r.lagSlack
-	if mem.halved {
-		slack += float64(r.snap) // snapshots come half as often
+	arr := mem.repl.OnInput(pkt, now, r.tickStart)
+	if arr.RTT > 0 {
+		r.srv.m.clientRTT.Observe(arr.RTT.Seconds())
 	}
-	// The round trip: from a snapshot leaving to the first input that
-	// acknowledges it, which holds the client's wait for its next tick (a
-	// tick of the slack that QUIC's round trip, before the first sample,
-	// leaves out).
-	if a := p.SnapshotAck; a != protocol.NoTick && (mem.acked == protocol.NoTick || a > mem.acked) && a < uint32(now) {
-		if i := r.ringIndex(a); mem.ring[i].Tick == a {
-			mem.rtt.add(m.at.Sub(mem.sentAt[i]))
-			if m.at.Sub(mem.rttObserved) >= netSample {
-				r.srv.m.clientRTT.Observe(mem.rtt.srtt.Seconds())
-				mem.rttObserved = m.at
-			}
-		}
-		mem.acked = a
+	if arr.Flagged {
+		mem.stats.RTTDisagreements++
+		r.srv.m.rttDisagreements.Inc()
+		st := mem.repl.Stats()
+		mem.log.Info().Dur("acked_rtt", st.RTTBound).Dur("quic_rtt", st.QUICRTT+2*st.QUICDev).
+			Msg("round trips disagree: the acknowledgements' exceed QUIC's; the view lag granted follows QUIC's")
 	}
-	rtt := r.grantedRTT(mem, m)
-	if mem.rtt.n == 0 {
-		slack++
-	}
-	earliest := float64(now) - r.cfg.ticks(rtt) - mem.interp - slack
-	mem.lagBound = float64(now) - earliest
-	// The margin of the first arrival of the packet's first new input: how
-	// long before the server simulates its tick it came (the room simulates
-	// tick now at tickStart + one tick).
-	if newest := int64(p.Newest); newest > mem.received {
-		first := max(mem.received+1, int64(p.Tick(0)))
-		margin := float64(first-now) + (r.tickStart.Add(r.tickEvery).Sub(m.at)).Seconds()*float64(r.cfg.TickRate)
-		if !mem.hasMargin || margin < mem.margin {
-			mem.margin, mem.marginTick, mem.hasMargin = margin, first, true
-		}
-		mem.received = newest
-	}
+	p, earliest := &pkt.Input, arr.Earliest
 	for i := 0; i < p.Count; i++ {
 		q := &p.Inputs[i]
 		in := q.Value(int64(p.Tick(i)))
 		in.Earliest = earliest
 		v := r.sim.QueueInput(mem.entity, in)
 		r.rec.Input(mem.entity, in, v)
-		r.srv.m.inputs[v].Inc()
-		mem.stats.Inputs[v]++
+		r.srv.m.inputs.Inc(v)
+		if int(v) < len(mem.stats.Inputs) {
+			mem.stats.Inputs[v]++
+		}
 		if v == systems.InputQueued || v == systems.InputLate {
 			mem.lastInput = now
 		}
 	}
-	// The lead the client steers by: its latest packet's newest input (a
-	// maximum would stick after the client's clock jumps back).
-	mem.newestInput = int64(p.Newest)
 }
-
-// grantedRTT is the round trip the view-lag bound of a packet's inputs
-// takes: the one the room measures from the client's acknowledgements, but
-// no more than QUIC's own estimate (its smoothed round trip plus twice its
-// deviation, as the room bounds its own) plus rttMargin, so that delaying
-// acknowledgements alone buys nothing; QUIC's until the room's first
-// sample. A client whose estimates disagree for rttDisagreement without a
-// break is counted once: a fake-lag signature.
-func (r *room) grantedRTT(mem *member, m *inputMsg) time.Duration {
-	mem.quicRTT = m.quicRTT
-	if mem.rtt.n == 0 {
-		return m.quicRTT.bound()
-	}
-	rtt, limit := mem.rtt.bound(), m.quicRTT.bound()+r.rttMargin
-	if !m.quicSampled || rtt <= limit {
-		mem.cappedSince = time.Time{}
-		return rtt
-	}
-	if mem.cappedSince.IsZero() {
-		mem.cappedSince = m.at
-	} else {
-		mem.cappedFor += m.at.Sub(mem.cappedAt)
-	}
-	mem.cappedAt = m.at
-	if !mem.flagged && m.at.Sub(mem.cappedSince) >= rttDisagreement {
-		mem.flagged = true
-		mem.stats.RTTDisagreements++
-		r.srv.m.rttDisagreements.Inc()
-		mem.log.Info().Dur("acked_rtt", rtt).Dur("quic_rtt", m.quicRTT.bound()).
-			Msg("round trips disagree: the acknowledgements' exceed QUIC's; the view lag granted follows QUIC's")
-	}
-	return limit
-}
-
-// rttDisagreement is how long a player's two round-trip estimates must
-// disagree without a break before it is counted: QUIC samples the round
-// trip only when it sends an ack-eliciting packet (an event, a keep-alive),
-// so after a path slows down (a mobile handover's spike of a second or
-// two) its estimate follows a few seconds late.
-const rttDisagreement = 5 * time.Second
-
-// roundTrip smooths a client's round-trip samples as TCP does (RFC 6298).
-type roundTrip struct {
-	srtt, rttvar time.Duration
-	n            int
-}
-
-func (rt *roundTrip) add(s time.Duration) {
-	s = max(s, 0)
-	if rt.n == 0 {
-		rt.srtt, rt.rttvar = s, s/2
-	} else {
-		d := rt.srtt - s
-		if d < 0 {
-			d = -d
-		}
-		rt.rttvar = (3*rt.rttvar + d) / 4
-		rt.srtt = (7*rt.srtt + s) / 8
-	}
-	rt.n++
-}
-
-// bound is the round trip the view-lag bound takes: the smoothed round
-// trip plus twice its mean deviation.
-func (rt *roundTrip) bound() time.Duration { return rt.srtt + 2*rt.rttvar }
 
 func (r *room) tick() {
 	start := time.Now()
 	// The inputs that came since the last tick, before tickStart moves: an
 	// input's margin is measured to the start of the tick it came before.
 	for _, mem := range r.members {
-		for i, in := 0, mem.sess.inputs.take(); i < len(in); i++ {
+		for i, in := 0, mem.sess.inputs.Take(); i < len(in); i++ {
 			r.applyInputs(mem, &in[i])
 		}
 	}
@@ -760,7 +615,7 @@ func (r *room) kickIdle() {
 	now := r.sim.Now()
 	for _, mem := range r.members {
 		if !mem.kicked && now-mem.lastInput > r.inputTimeout {
-			r.srv.m.kicked[kickIdle].Inc()
+			r.srv.m.kicked.Inc(kickIdle)
 			r.kick(mem, protocol.CloseIdle, idleReason(r.cfg.InputTimeout))
 		}
 	}
@@ -778,7 +633,7 @@ func (r *room) checkSeats() {
 		used := r.queues.Get(mem.entity).Used
 		r.markPlayed(used)
 		if missed, ticks, broken := r.seats.Check(&mem.covered, now, used); broken && !mem.kicked {
-			r.srv.m.kicked[kickCoverage].Inc()
+			r.srv.m.kicked.Inc(kickCoverage)
 			r.kick(mem, protocol.CloseIdle, coverageReason(missed, ticks, r.cfg.InputCoverage, r.cfg.InputCoverageWindow))
 		}
 	}
@@ -823,20 +678,20 @@ func (r *room) events() {
 			e.Flags |= protocol.HitStreak
 		}
 		if s.Dealt > 0 {
-			m.hits[0].Inc()
+			m.hits.Inc(0)
 			if shooter != nil {
 				shooter.stats.Hits++
 			}
 		} else {
 			e.Kind, e.Damage, e.Reason = protocol.EventNoDamage, float32(s.Damage), uint8(s.NoDamage)
-			m.hits[s.NoDamage].Inc()
+			m.hits.Inc(s.NoDamage)
 			if shooter != nil {
 				shooter.stats.NoDamage++
 			}
 		}
 		if shooter != nil {
 			r.event(shooter, e)
-			shooter.confirm(&e)
+			shooter.repl.Confirm(&e)
 		}
 		if target != nil && target != shooter {
 			r.event(target, e)
@@ -855,7 +710,7 @@ func (r *room) events() {
 		r.broadcast(protocol.Event{Kind: protocol.EventKill, Tick: uint32(k.Tick), Player: netID(k.Killer), Other: netID(k.Victim), Weapon: weapon})
 	}
 	for _, rj := range ev.Rejected {
-		m.shotsRejected[rj.Reason].Inc()
+		m.shotsRejected.Inc(rj.Reason)
 		if m := r.byEnt[rj.Shooter]; m != nil {
 			m.stats.Rejected++
 		}
@@ -866,7 +721,7 @@ func (r *room) events() {
 	}
 	for i := range ev.Clamps {
 		c := &ev.Clamps[i]
-		m.clamped[c.Reason].Inc()
+		m.clamped.Inc(c.Reason)
 		if mem := r.byEnt[c.Shooter]; mem != nil {
 			mem.stats.Clamped++
 			mem.log.Debug().Stringer("reason", c.Reason).Uint32("shot", c.Shot).Uint16("weapon", c.Weapon).
@@ -889,7 +744,7 @@ func (r *room) event(m *member, e protocol.Event) {
 	}
 	r.srv.m.eventsDropped.Inc()
 	if !m.kicked {
-		r.srv.m.kicked[kickSlow].Inc()
+		r.srv.m.kicked.Inc(kickSlow)
 		r.kick(m, protocol.CloseSlow, "control stream not read")
 	}
 }
@@ -909,33 +764,18 @@ func (r *room) kick(m *member, code quic.ApplicationErrorCode, reason string) {
 	}()
 }
 
-// closeCopies is how many sealed Close datagrams go before a connection's
-// CONNECTION_CLOSE: on the sealed channel a client sends QUIC packets only
-// for its keep-alive, too rarely for QUIC to send a lost close again
-// (docs/protocol.md, "Close").
-const closeCopies = 3
-
-// sealCloses seals the Close datagram, closeCopies times, for each of mems
-// on the sealed channel; nil when none is. The room seals (it owns its
-// sealers' sequence numbers); writeCloses writes, off its goroutine.
+// sealCloses seals the Close datagrams that go before mems' connections'
+// CONNECTION_CLOSE (replication.Channel.AppendClose); nil when there are
+// none. The room seals (it owns its sealers' sequence numbers);
+// writeCloses writes, off its goroutine.
 func (r *room) sealCloses(code quic.ApplicationErrorCode, reason string, mems ...*member) *channel.Batch {
-	if r.sender == nil {
-		return nil
-	}
-	var b *channel.Batch
-	var payload []byte
+	b := new(channel.Batch)
+	payload := protocol.AppendClose(nil, protocol.Close{Code: uint8(code), Reason: reason})
 	for _, m := range mems {
-		peer := m.sess.peer.Load()
-		if !m.sess.sealed || peer == nil {
-			continue
-		}
-		if b == nil {
-			b = new(channel.Batch)
-			payload = protocol.AppendClose(nil, protocol.Close{Code: uint8(code), Reason: reason})
-		}
-		for range closeCopies {
-			b.Add(peer, payload)
-		}
+		m.sess.snapshots.AppendClose(b, payload)
+	}
+	if b.Len() == 0 {
+		return nil
 	}
 	return b
 }
@@ -956,53 +796,14 @@ func (r *room) writeCloses(b *channel.Batch) {
 func (r *room) snapshots() {
 	tick := r.sim.Now() - 1
 	r.buildWorld(tick)
-	if r.sender != nil {
-		r.sealing = r.sender.batch() // nil: both in flight, the socket is stalled
-	}
-	r.snapTime = time.Now()
+	r.sealer.Begin()
+	at := time.Now()
 	for _, mem := range r.members {
-		if mem.halved && (tick/r.snap)%2 == 1 {
-			continue // flow control: every other snapshot
-		}
-		r.snapshot(mem, tick)
-	}
-	if r.sealing != nil {
-		r.sender.send(r.sealing)
-		r.sealing = nil
-	}
-}
-
-// confirm queues a hit confirmation for the member's snapshots.
-func (mem *member) confirm(e *protocol.Event) {
-	if len(mem.confirms) == maxPendingConfirms {
-		copy(mem.confirms, mem.confirms[1:])
-		mem.confirms = mem.confirms[:maxPendingConfirms-1]
-	}
-	c := protocol.HitConfirm{Tick: e.Tick, Target: e.Other, Shot: e.Shot, Flags: e.Flags, Damage: e.Damage}
-	if e.Kind == protocol.EventNoDamage {
-		c.Reason = e.Reason
-	}
-	mem.confirms = append(mem.confirms, pendingConfirm{HitConfirm: c, sentIn: protocol.NoTick})
-}
-
-// putConfirms drops the confirmations the client acknowledged (it got a
-// snapshot they were in) and puts the oldest others in hdr.
-func (mem *member) putConfirms(hdr *protocol.SnapshotHeader) {
-	kept := mem.confirms[:0]
-	for _, c := range mem.confirms {
-		if c.sentIn != protocol.NoTick && mem.acked != protocol.NoTick && c.sentIn <= mem.acked {
-			continue
-		}
-		kept = append(kept, c)
-	}
-	mem.confirms = kept
-	hdr.NConfirms = min(len(kept), protocol.MaxConfirms)
-	for i := range hdr.NConfirms {
-		hdr.Confirms[i] = kept[i].HitConfirm
-		if kept[i].sentIn == protocol.NoTick {
-			kept[i].sentIn = hdr.Tick
+		if mem.repl.Due(tick) {
+			r.snapshot(mem, at)
 		}
 	}
+	r.sealer.Flush()
 }
 
 func byID(a, b protocol.Entity) int {
@@ -1065,32 +866,12 @@ func (r *room) buildWorld(tick int64) {
 	slices.SortFunc(w.Objects, byID)
 }
 
-func (r *room) ringIndex(tick uint32) int { return protocol.BaselineSlot(tick, r.snap) }
-
-func (r *room) snapshot(mem *member, tick int64) {
-	var buf []byte
-	var peer *channel.Peer
-	if mem.sess.sealed {
-		if peer = mem.sess.peer.Load(); peer == nil {
-			return // its sealed channel opens with the Welcome, just after the join
-		}
-		if r.sealing != nil {
-			buf = r.encoded
-		}
-	} else {
-		buf = mem.sess.takeBuffer()
-	}
-	if buf == nil {
-		r.srv.m.drop(dropSendQueue)
-		mem.stats.SnapshotsDropped++
-		return
-	}
+// snapshot sends a member its snapshot of r.world, sent at at.
+func (r *room) snapshot(mem *member, at time.Time) {
 	tf, h, life, queue, arsenal, lag, vel, mo := r.body.Get(mem.entity)
-	hdr := protocol.SnapshotHeader{Tick: uint32(tick), Baseline: protocol.NoTick, InputAck: protocol.NoTick,
-		InputLead: int8(min(max(mem.newestInput-tick, -127), 127)),
+	hdr := protocol.SnapshotHeader{InputAck: protocol.NoTick,
 		Own: protocol.OwnState{Flags: protocol.OwnFlags(!life.Dead, mo.Crouched, mo.JumpHeld), Pos: tf.Pos.Array(), Vel: vel.V.Array(),
 			Health: float32(h.Current), Shots: arsenal.Fired}}
-	r.srv.m.viewLag.Observe(lag.Ticks / float64(r.cfg.TickRate))
 	if queue.Applied >= 0 {
 		hdr.InputAck = uint32(queue.Applied)
 	}
@@ -1100,49 +881,26 @@ func (r *room) snapshot(mem *member, tick int64) {
 		hdr.Own.Slots[i] = protocol.WeaponSlot{Ready: uint32(max(w.Ready, 0)), Ammo: uint16(min(max(w.Ammo, 0), math.MaxUint16)),
 			Reloading: w.Reloading, Reloaded: uint32(max(w.Reloaded, 0))}
 	}
-	hdr.Interval = uint8(min(r.snap, 127))
-	if mem.halved {
-		hdr.Interval *= 2 // every other snapshot (snapshots)
+	sent := mem.repl.Snapshot(&hdr, &r.world, at)
+	switch sent.Drop {
+	case replication.DropNotOpen, replication.DropNoBuffer:
+	default: // a snapshot encoded: sent, or lost in a full queue
+		r.srv.m.viewLag.Observe(lag.Ticks / float64(r.cfg.TickRate))
 	}
-	hdr.Margin = protocol.NoMargin
-	if mem.hasMargin {
-		hdr.Margin = int16(min(max(math.Round(mem.margin*256), math.MinInt16+1), math.MaxInt16))
-		hdr.MarginTick = uint32(mem.marginTick)
-	}
-	mem.putConfirms(&hdr)
-	var base *protocol.State
-	if a := mem.acked; a != protocol.NoTick && r.ringIndex(a) != r.ringIndex(hdr.Tick) {
-		if b := &mem.ring[r.ringIndex(a)]; b.Tick == a {
-			base, hdr.Baseline = b, a
-		}
-	}
-	mem.target.Tick = hdr.Tick
-	mem.target.Players = mem.target.Players[:0]
-	for _, p := range r.world.Players {
-		if p.ID != mem.id {
-			mem.target.Players = append(mem.target.Players, p)
-		}
-	}
-	mem.target.Objects = r.world.Objects
-	known := &mem.ring[r.ringIndex(hdr.Tick)]
-	d := protocol.AppendSnapshot(buf[:0], &hdr, base, &mem.target, known)
-	if peer != nil {
-		r.sealing.Add(peer, d)
-		r.encoded = d
-	} else if !mem.sess.queueSnapshot(d) {
-		known.Tick = protocol.NoTick // never sent: not a baseline
+	if sent.Drop.Lost() {
 		r.srv.m.drop(dropSendQueue)
 		mem.stats.SnapshotsDropped++
 		return
 	}
-	mem.hasMargin = false
-	mem.sentAt[r.ringIndex(hdr.Tick)] = r.snapTime
+	if sent.Drop != replication.DropNone {
+		return
+	}
 	r.srv.m.dgOut.Inc()
-	r.srv.m.snapshotBytes.Observe(float64(len(d)))
-	r.srv.m.bytesOut.Add(float64(len(d)))
+	r.srv.m.snapshotBytes.Observe(float64(sent.Bytes))
+	r.srv.m.bytesOut.Add(float64(sent.Bytes))
 	mem.stats.Snapshots++
-	mem.stats.SnapshotBytes += uint64(len(d))
-	if base == nil {
+	mem.stats.SnapshotBytes += uint64(sent.Bytes)
+	if sent.Full {
 		mem.stats.FullSnapshots++
 	}
 }
@@ -1153,7 +911,7 @@ func (r *room) snapshot(mem *member, tick int64) {
 func (r *room) finish(why endReason) {
 	// Counted before the room leaves the registry: whoever sees it gone
 	// (the admin API, a test) sees its match counted.
-	r.srv.m.matches[why].Inc()
+	r.srv.m.matches.Inc(why)
 	r.srv.mu.Lock()
 	r.srv.removeRoomLocked(r, why)
 	r.srv.mu.Unlock()

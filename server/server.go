@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/rewind-gg/rewind/channel"
 	"hash/fnv"
 	"math"
 	"net"
@@ -17,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rewind-gg/rewind/channel"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quic-go/quic-go"
 	"github.com/rs/zerolog"
@@ -26,6 +27,7 @@ import (
 	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/movement"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/replication"
 	"github.com/rewind-gg/rewind/results"
 	"github.com/rewind-gg/rewind/token"
 	"github.com/rewind-gg/rewind/weapons"
@@ -53,7 +55,8 @@ type Server struct {
 	demux *channel.Demux // the sealed channel's, nil with datagrams.channel = quic
 	// demuxDone is closed when the Demux stops reading (the socket closed).
 	demuxDone chan struct{}
-	writer    *channel.Writer // writes the rooms' sealed snapshots, nil with datagrams.channel = quic
+	writer    *channel.Writer        // writes the rooms' sealed snapshots, nil with datagrams.channel = quic
+	flow      replication.FlowConfig // datagrams.bad_loss, bad_rtt, recover
 	ln        *quic.Listener
 	admin     *httpListener
 	pprof     *httpListener
@@ -75,6 +78,24 @@ type Server struct {
 	ctx    context.Context // cancelled at shutdown: stops accepting and joining
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // every goroutine the server started
+}
+
+// flowConfig is flow control's part of the datagrams settings.
+func flowConfig(c *DatagramsConfig) replication.FlowConfig {
+	return replication.FlowConfig{BadLoss: c.BadLoss, BadRTT: c.BadRTT, Recover: c.Recover}
+}
+
+// sealer returns a new room's writer of sealed snapshots: nil with
+// datagrams.channel = quic.
+func (s *Server) sealer() *replication.Sealer {
+	if s.writer == nil {
+		return nil
+	}
+	return replication.NewSealer(s.writer, func(n int) {
+		for range n {
+			s.m.drop(dropSendFailed)
+		}
+	})
 }
 
 // New checks the configuration and prepares a server: the TLS certificate,
@@ -113,7 +134,7 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, m: newMetrics(buildinfo.Read()), tls: tc, certSum: certSHA256(tc), weapons: file,
 		catalog: catalog, level: lvl, limiter: lim, rooms: map[string]*room{}, ended: map[string]time.Time{}, sessions: map[*session]struct{}{},
-		stopping: make(chan struct{})}
+		stopping: make(chan struct{}), flow: flowConfig(&cfg.Datagrams)}
 	s.rejectLog = log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second})
 	if s.verifier, err = newVerifier(&cfg.Auth); err != nil {
 		return nil, err
@@ -265,9 +286,9 @@ func (s *Server) Start() error {
 	if s.cfg.Datagrams.Channel == ChannelSealed {
 		s.writer = channel.NewWriter(s.udp)
 		s.demux = channel.NewDemux(channel.DemuxConfig{Conn: s.udp,
-			Drop:    func(r channel.Reason) { s.m.drop(r.String()) },
+			Drop:    func(r channel.Reason) { s.m.drop(channelDrop(r)) },
 			Migrate: func(from, to net.Addr) { s.m.migrations.Inc() },
-			Path:    func(e channel.PathEvent) { s.m.paths[e].Inc() }})
+			Path:    func(e channel.PathEvent) { s.m.paths.Inc(e) }})
 		s.demuxDone = make(chan struct{})
 		go func() {
 			defer close(s.demuxDone)

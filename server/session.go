@@ -16,6 +16,7 @@ import (
 	"github.com/rewind-gg/rewind/limits"
 	"github.com/rewind-gg/rewind/names"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/replication"
 	"github.com/rewind-gg/rewind/token"
 )
 
@@ -23,10 +24,11 @@ import (
 // datagrams into the session's input slot, which the room drains once a
 // tick: on the sealed channel the receiver is the Demux's goroutine, on
 // QUIC DATAGRAMs one of the session's own. The room seals and batches
-// sealed snapshots itself (snapshotSender); on QUIC DATAGRAMs the
-// session's sender writes the snapshots the room encoded. The control
-// writer writes events. The room talks to the session only through bounded
-// channels and the slot, and never waits for it.
+// sealed snapshots itself (replication.Sealer); on QUIC DATAGRAMs the
+// session's sender writes the snapshots the room encoded
+// (replication.Queue). The control writer writes events. The room talks to
+// the session only through bounded channels and the slot, and never waits
+// for it.
 type session struct {
 	srv  *Server
 	conn *quic.Conn
@@ -36,10 +38,13 @@ type session struct {
 	reply chan joinReply // room → session: the answer to the join
 	// Made by makeQueues once the join goes to a room:
 	ctrl chan protocol.Event // room → control writer
-	out  chan []byte         // room → sender: encoded snapshots (QUIC DATAGRAMs)
-	free chan []byte         // sender → room: snapshot buffers to reuse
+	// snapshots is the channel the room sends the client's snapshots on;
+	// queue is it on QUIC DATAGRAMs (room → sender), nil on the sealed
+	// channel.
+	snapshots replication.Channel
+	queue     *replication.Queue
 	// inputs holds the input datagrams received since the room's last tick.
-	inputs inputSlot
+	inputs replication.Slot
 	done   chan struct{} // closed when the session ends
 
 	// seated is set once a room admitted the session: from then on the
@@ -61,11 +66,11 @@ type session struct {
 	// receiver.
 	tokens     float64
 	last       time.Time
-	sampled    time.Time // when RTT and loss were last observed
-	rtt        roundTrip // QUIC's estimate of the round trip then (quicRTT)
-	rttSampled bool      // QUIC had taken a sample of the round trip then
-	sent, lost uint64    // QUIC's packet counters then
-	flow       flowControl
+	sampled    time.Time       // when RTT and loss were last observed
+	rtt        replication.RTT // QUIC's estimate of the round trip then (quicRTT)
+	rttSampled bool            // QUIC had taken a sample of the round trip then
+	sent, lost uint64          // QUIC's packet counters then
+	flow       replication.Flow
 }
 
 // sendBuffers is how many snapshots can wait for a client's sender.
@@ -100,19 +105,18 @@ func newSession(s *Server, conn *quic.Conn) *session {
 	return se
 }
 
-// makeQueues makes the queues between the session and its room, once its
-// join goes to a room (se.sealed set): a join refused before costs none of
-// them (20 KB of events). The sealed channel needs no snapshot buffers:
-// the room seals its snapshots itself.
-func (se *session) makeQueues() {
+// makeQueues makes the queues between the session and its room r, once its
+// join goes to r (se.sealed set): a join refused before costs none of them
+// (20 KB of events). The sealed channel needs no snapshot buffers: the
+// room seals its snapshots itself, with its Sealer.
+func (se *session) makeQueues(r *room) {
 	se.ctrl = make(chan protocol.Event, ctrlQueue)
 	if se.sealed {
+		se.snapshots = r.sealer.For(&se.peer)
 		return
 	}
-	se.out, se.free = make(chan []byte, sendBuffers), make(chan []byte, sendBuffers)
-	for range sendBuffers {
-		se.free <- make([]byte, 0, protocol.SnapshotBufferSize)
-	}
+	se.queue = replication.NewQueue(sendBuffers)
+	se.snapshots = se.queue
 }
 
 var roomName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
@@ -160,7 +164,7 @@ func (se *session) run() {
 	}
 	defer releasePlayer()
 	se.sealed = sealed
-	se.makeQueues()
+	se.makeQueues(r)
 	rep, ok := r.join(se, &id, join.InterpDelay)
 	if !ok {
 		if se.conn.Context().Err() == nil { // the room closed under the join
@@ -369,9 +373,6 @@ func (se *session) reject(stream *quic.Stream, r protocol.Reject) {
 // rejectLinger is how long a rejected client has to read why and leave.
 const rejectLinger = 2 * time.Second
 
-// netSample is how often a client's round trip and loss are observed.
-const netSample = time.Second
-
 // startReceiver readies the flood guard and the network samples before the
 // first datagram.
 func (se *session) startReceiver() {
@@ -389,8 +390,8 @@ func (se *session) startReceiver() {
 // QUIC has no sample: quic-go then reports its initial 100 ms with no
 // deviation (its MeanDeviation is 0 only then, in practice: a sample sets
 // it to half the first round trip).
-func quicRTT(st *quic.ConnectionStats) (rtt roundTrip, sampled bool) {
-	return roundTrip{srtt: st.SmoothedRTT, rttvar: st.MeanDeviation}, st.MeanDeviation > 0
+func quicRTT(st *quic.ConnectionStats) (rtt replication.RTT, sampled bool) {
+	return replication.RTT{SRTT: st.SmoothedRTT, RTTVar: st.MeanDeviation}, st.MeanDeviation > 0
 }
 
 // receive reads QUIC DATAGRAMs until the connection ends.
@@ -402,7 +403,7 @@ func (se *session) receive() {
 		if err != nil {
 			return
 		}
-		if why := se.datagram(d, time.Now()); why != "" {
+		if why := se.datagram(d, time.Now()); why != dropNone {
 			se.srv.m.drop(why)
 		}
 	}
@@ -412,7 +413,7 @@ func (se *session) receive() {
 // false: the input slot was full (the Demux counts it).
 func (se *session) sealedDatagram(d []byte) bool {
 	switch why := se.datagram(d, time.Now()); why {
-	case "":
+	case dropNone:
 	case dropInbox:
 		return false
 	default:
@@ -422,9 +423,9 @@ func (se *session) sealedDatagram(d []byte) bool {
 }
 
 // datagram takes one datagram from the client: rate-limited, decoded into
-// the input slot for the room, or dropped. It returns the drop's reason, ""
-// when kept.
-func (se *session) datagram(d []byte, now time.Time) string {
+// the input slot for the room, or dropped. It returns the drop's reason,
+// dropNone when kept.
+func (se *session) datagram(d []byte, now time.Time) dropReason {
 	rate := float64(se.srv.cfg.MaxDatagramRate)
 	burst := max(rate/4, 10)
 	se.tokens = min(burst, se.tokens+now.Sub(se.last).Seconds()*rate)
@@ -433,13 +434,13 @@ func (se *session) datagram(d []byte, now time.Time) string {
 		return dropFlood
 	}
 	se.tokens--
-	if now.Sub(se.sampled) >= netSample {
+	if now.Sub(se.sampled) >= replication.SampleInterval {
 		st := se.conn.ConnectionStats()
 		se.rtt, se.rttSampled = quicRTT(&st)
 		se.observe(now, &st)
-		if se.flow.judge(now, se.rtt.bound(), &se.srv.cfg.Datagrams) {
+		if se.flow.Judge(now, se.rtt.Bound(), &se.srv.flow) {
 			se.srv.m.flowHalved.Inc()
-			se.log.Debug().Dur("rtt", se.rtt.bound()).Float64("loss", se.flow.loss).Msg("flow control: halving the snapshot rate")
+			se.log.Debug().Dur("rtt", se.rtt.Bound()).Float64("loss", se.flow.Loss()).Msg("flow control: halving the snapshot rate")
 		}
 	}
 	rtt, sampled := se.rtt, se.rttSampled
@@ -455,19 +456,26 @@ func (se *session) datagram(d []byte, now time.Time) string {
 		if _, _, err := protocol.DecodePath(d); err != nil {
 			return reasonOf(err)
 		}
-		return protocol.ReasonType.String()
+		return protocolDrop(protocol.ReasonType)
 	default:
 		return dropWrongType
 	}
 	se.srv.m.dgIn.Inc()
-	return se.inputs.put(func(msg *inputMsg) string {
-		if err := protocol.DecodeInputPacket(d, &msg.input); err != nil {
-			return reasonOf(err)
+	dropped, err := se.inputs.Put(func(p *replication.Packet) error {
+		if err := protocol.DecodeInputPacket(d, &p.Input); err != nil {
+			return err
 		}
-		se.flow.received(msg.input.Newest)
-		msg.quicRTT, msg.quicSampled, msg.at, msg.halved = rtt, sampled, now, se.flow.halved
-		return ""
+		se.flow.Received(p.Input.Newest)
+		p.Arrival = replication.Arrival{At: now, QUIC: rtt, QUICSampled: sampled, Halved: se.flow.Halved()}
+		return nil
 	})
+	switch {
+	case err != nil:
+		return reasonOf(err)
+	case dropped:
+		return dropInbox
+	}
+	return dropNone
 }
 
 // observe records the share of the server's packets to the client that
@@ -481,12 +489,13 @@ func (se *session) observe(now time.Time, st *quic.ConnectionStats) {
 	se.sampled, se.sent, se.lost = now, st.PacketsSent, st.PacketsLost
 }
 
-func reasonOf(err error) string {
+// reasonOf is the drop reason of a datagram that did not decode.
+func reasonOf(err error) dropReason {
 	var de *protocol.DecodeError
 	if errors.As(err, &de) {
-		return de.Reason.String()
+		return protocolDrop(de.Reason)
 	}
-	return "unknown"
+	return dropUnknown
 }
 
 // send writes the snapshots the room encoded and returns their buffers.
@@ -496,9 +505,9 @@ func (se *session) send() {
 		select {
 		case <-se.done:
 			return
-		case b := <-se.out:
+		case b := <-se.queue.Out():
 			err := se.conn.SendDatagram(b) // copies b
-			se.free <- b
+			se.queue.Return(b)
 			if err != nil && se.conn.Context().Err() != nil {
 				return
 			}
@@ -548,26 +557,6 @@ func (se *session) readControl(stream *quic.Stream) {
 	}
 }
 
-// takeBuffer returns a snapshot buffer, or nil when all are in flight.
-func (se *session) takeBuffer() []byte {
-	select {
-	case b := <-se.free:
-		return b
-	default:
-		return nil
-	}
-}
-
-// queueSnapshot hands an encoded snapshot to the sender; it never blocks.
-func (se *session) queueSnapshot(b []byte) bool {
-	select {
-	case se.out <- b:
-		return true
-	default:
-		return false
-	}
-}
-
 // queueEvent hands an event to the control writer; it never blocks.
 func (se *session) queueEvent(ev protocol.Event) bool {
 	select {
@@ -589,74 +578,4 @@ func (s *Server) chooseChannel(offered uint8) (sealed bool, rej *protocol.Reject
 	}
 	return false, &protocol.Reject{Code: protocol.RejectBadJoin,
 		Reason: fmt.Sprintf("channels: %#x offers no channel this server speaks (datagrams.channel = %q)", offered, s.cfg.Datagrams.Channel)}
-}
-
-// flowControl is Fiedler's coarse flow control ("Reliability and Flow
-// Control"): while a client's path is bad (the upstream loss of its input
-// packets or its round trip at a threshold), it gets half the snapshots;
-// after datagrams.recover of a good path, all again. A path that turns bad
-// again soon after doubles the time it must stay good (up to 8×), and a long
-// good run halves it back.
-type flowControl struct {
-	halved   bool
-	goodFrom time.Time // when the path turned good, while halved
-	restored time.Time // when the rate was last restored
-	penalty  time.Duration
-	loss     float64 // upstream loss, smoothed
-
-	newest       uint32 // the newest input tick received
-	got, missing uint64 // packets received and missing since the last sample
-}
-
-// received counts an input packet: clients send one a tick, so ticks
-// skipped between packets are packets lost (or late) upstream.
-func (f *flowControl) received(newest uint32) {
-	switch {
-	case f.newest == 0 || newest <= f.newest:
-	case newest-f.newest <= protocol.MaxInputs:
-		f.missing += uint64(newest - f.newest - 1)
-	}
-	if newest > f.newest {
-		f.newest = newest
-	}
-	f.got++
-}
-
-// judge samples the path and reports whether the snapshot rate was just
-// halved.
-func (f *flowControl) judge(now time.Time, rtt time.Duration, c *DatagramsConfig) bool {
-	if f.penalty == 0 {
-		f.penalty = c.Recover
-	}
-	// The loss, smoothed over about five samples: a second's 20 packets
-	// alone are too few to tell 10% from 25%.
-	if n := f.got + f.missing; n > 0 {
-		f.loss += 0.2 * (float64(f.missing)/float64(n) - f.loss)
-	}
-	f.got, f.missing = 0, 0
-	if c.BadLoss == 0 {
-		return false
-	}
-	bad := f.loss >= c.BadLoss || rtt >= c.BadRTT
-	switch {
-	case bad && !f.halved:
-		if !f.restored.IsZero() && now.Sub(f.restored) < c.Recover {
-			f.penalty = min(2*f.penalty, 8*c.Recover)
-		}
-		f.halved, f.goodFrom = true, time.Time{}
-		return true
-	case bad:
-		f.goodFrom = time.Time{}
-	case f.halved && f.goodFrom.IsZero():
-		f.goodFrom = now.Add(-netSample) // the sample's second was good
-		if now.Sub(f.goodFrom) >= f.penalty {
-			f.halved, f.restored = false, now
-		}
-	case f.halved && now.Sub(f.goodFrom) >= f.penalty:
-		f.halved, f.restored = false, now
-	case !f.halved && !f.restored.IsZero() && now.Sub(f.restored) >= f.penalty:
-		f.penalty = max(f.penalty/2, c.Recover)
-		f.restored = now
-	}
-	return false
 }

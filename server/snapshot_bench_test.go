@@ -17,6 +17,7 @@ import (
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/internal/buildinfo"
 	"github.com/rewind-gg/rewind/protocol"
+	"github.com/rewind-gg/rewind/replication"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -65,11 +66,8 @@ func newBenchRoomWith(tb testing.TB, change func(*Config)) *benchRoom {
 	}
 	b := &benchRoom{r: r, rng: rand.New(rand.NewPCG(1, 2))}
 	for i := range 12 {
-		se := &session{ctrl: make(chan protocol.Event, ctrlQueue), out: make(chan []byte, sendBuffers),
-			free: make(chan []byte, sendBuffers), done: make(chan struct{})}
-		for range sendBuffers {
-			se.free <- make([]byte, 0, protocol.SnapshotBufferSize)
-		}
+		se := &session{ctrl: make(chan protocol.Event, ctrlQueue), queue: replication.NewQueue(sendBuffers), done: make(chan struct{})}
+		se.snapshots = se.queue
 		name := fmt.Sprint("p", i)
 		rep := r.admit(se, &identity{user: name, name: name, room: "bench", team: uint8(1 + i%2)}, 100)
 		if rep.reject != nil {
@@ -91,9 +89,9 @@ func (b *benchRoom) step() {
 		if b.skip > 0 && (now+int64(i))%int64(b.skip) == 0 {
 			continue
 		}
-		msg := inputMsg{input: protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1},
-			quicRTT: roundTrip{srtt: 200 * time.Millisecond, rttvar: 10 * time.Millisecond}, quicSampled: true, at: time.Now()}
-		in := &msg.input
+		msg := replication.Packet{Input: protocol.InputPacket{Newest: uint32(now), SnapshotAck: protocol.NoTick, Count: 1},
+			Arrival: replication.Arrival{QUIC: replication.RTT{SRTT: 200 * time.Millisecond, RTTVar: 10 * time.Millisecond}, QUICSampled: true, At: time.Now()}}
+		in := &msg.Input
 		q := &in.Inputs[0]
 		phase := float64(now)*0.07 + float64(i)
 		q.MoveX, q.MoveZ = protocol.QuantizeAxis(math.Sin(phase)), protocol.QuantizeAxis(math.Cos(phase*0.7))
@@ -116,7 +114,7 @@ func (b *benchRoom) step() {
 	for i, m := range b.members {
 		for {
 			select {
-			case d := <-m.sess.out:
+			case d := <-m.sess.queue.Out():
 				b.bytes += uint64(len(d))
 				b.sent++
 				var h protocol.SnapshotHeader
@@ -128,7 +126,7 @@ func (b *benchRoom) step() {
 					at := &b.acks[i][(int64(h.Tick)+ackDelay)%(ackDelay+2)]
 					*at = append(*at, h.Tick)
 				}
-				m.sess.free <- d
+				m.sess.queue.Return(d)
 				continue
 			case <-m.sess.ctrl:
 				continue
@@ -177,10 +175,16 @@ func BenchmarkSnapshots(b *testing.B) {
 	// The baseline: the same world, every snapshot in full.
 	var full int
 	buf := make([]byte, 0, protocol.SnapshotBufferSize)
-	var known protocol.State
+	var known, target protocol.State
 	for _, m := range br.members {
 		h := protocol.SnapshotHeader{Tick: uint32(br.r.sim.Now() - 1), Baseline: protocol.NoTick, Interval: 1}
-		full += len(protocol.AppendSnapshot(buf[:0], &h, nil, &m.target, &known))
+		target = protocol.State{Tick: h.Tick, Players: target.Players[:0], Objects: br.r.world.Objects}
+		for _, p := range br.r.world.Players {
+			if p.ID != m.id {
+				target.Players = append(target.Players, p)
+			}
+		}
+		full += len(protocol.AppendSnapshot(buf[:0], &h, nil, &target, &known))
 	}
 	b.ReportMetric(float64(full)/12*float64(br.r.cfg.SnapshotRate)*8/1000, "full-kbit/s/client")
 }

@@ -109,8 +109,9 @@ func (r *room) statsNow() RoomStats {
 		tf, _, _, q, _, _, _, _ := r.body.Get(mem.entity)
 		ps.Applied, ps.Rooted, ps.Late, ps.LastInput = q.Used, q.Rooted, q.LateRun, q.Applied
 		ps.Pos = tf.Pos.Array()
-		ps.RTT, ps.QUICRTT, ps.LagBound, ps.RTTCapped = mem.rtt.srtt, mem.quicRTT.srtt, mem.lagBound, mem.cappedFor
-		ps.RTTBound, ps.QUICDev = mem.rtt.bound(), mem.quicRTT.rttvar
+		cs := mem.repl.Stats()
+		ps.RTT, ps.QUICRTT, ps.LagBound, ps.RTTCapped = cs.RTT, cs.QUICRTT, cs.LagBound, cs.Capped
+		ps.RTTBound, ps.QUICDev = cs.RTTBound, cs.QUICDev
 		rs.Players = append(rs.Players, ps)
 	}
 	return rs

@@ -1,4 +1,4 @@
-package server
+package replication
 
 import (
 	"testing"
@@ -10,8 +10,8 @@ import (
 // of a good path, and makes a path that relapses soon after wait twice as
 // long.
 func TestFlowControl(t *testing.T) {
-	c := DefaultConfig().Datagrams // bad at 25% loss or 1.5 s; recover 10 s
-	var f flowControl
+	c := FlowConfig{BadLoss: 0.25, BadRTT: 1500 * time.Millisecond, Recover: 10 * time.Second} // the server's defaults
+	var f Flow
 	now, tick := time.Unix(0, 0), uint32(100)
 	second := func(lossPerTwenty int, rtt time.Duration) bool {
 		now = now.Add(time.Second)
@@ -20,11 +20,11 @@ func TestFlowControl(t *testing.T) {
 			if i < lossPerTwenty {
 				continue // lost
 			}
-			f.received(tick)
+			f.Received(tick)
 		}
-		return f.judge(now, rtt, &c)
+		return f.Judge(now, rtt, &c)
 	}
-	f.received(tick) // the first packet
+	f.Received(tick) // the first packet
 	for range 30 {   // 10% loss, 800 ms: a good mobile path
 		if second(2, 800*time.Millisecond) || f.halved {
 			t.Fatalf("halved at %.0f%% loss (smoothed %.2f)", 10.0, f.loss)
