@@ -123,18 +123,25 @@ func (c *Client) OnInput(p *Packet, now int64, tickStart time.Time) Arrived {
 }
 
 // grant is the round trip the view-lag bound of a packet's inputs takes:
-// the one measured from the client's acknowledgements, but no more than
-// QUIC's own estimate (its smoothed round trip plus twice its deviation,
-// as the room bounds its own) plus the margin, so that delaying
-// acknowledgements alone buys nothing; QUIC's until the first sample.
-// flagged: the estimates have just disagreed for RTTDisagreement without a
-// break, the first time.
+// the one measured from the client's acknowledgements (smoothed, or this
+// packet's own when longer: the time since the snapshot it acknowledges,
+// the newest acknowledged, left, which a stall lengthens at once where the
+// smoothed one follows over several packets), but no more than QUIC's own estimate
+// (its smoothed round trip plus twice its deviation, as the room bounds its
+// own) plus the margin, so that delaying acknowledgements alone buys
+// nothing; QUIC's until the first sample. flagged: the estimates have just
+// disagreed for RTTDisagreement without a break, the first time.
 func (c *Client) grant(p *Packet) (rtt time.Duration, flagged bool) {
 	c.quic = p.QUIC
 	if c.rtt.n == 0 {
 		return p.QUIC.Bound(), false
 	}
 	rtt, limit := c.rtt.Bound(), p.QUIC.Bound()+c.r.rttMargin
+	if ack := p.Input.SnapshotAck; ack != protocol.NoTick && ack == c.acked {
+		if i := c.r.slot(ack); c.ring[i].Tick == ack {
+			rtt = max(rtt, p.At.Sub(c.sentAt[i]))
+		}
+	}
 	if !p.QUICSampled || rtt <= limit {
 		c.cappedSince = time.Time{}
 		return rtt, false

@@ -449,3 +449,29 @@ func TestNewRefuses(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A stall: the packets that follow the first sample still acknowledge the
+// same snapshot, later and later (no newer one came, or they were held up
+// on the way). Each is bounded by its own age, the time since that snapshot
+// left, where the smoothed round trip would follow over several packets;
+// QUIC's estimate plus the margin still caps it.
+func TestStallBoundsByThePacketsOwnAge(t *testing.T) {
+	ch := &fakeChannel{}
+	c := newTestClient(t, ch)
+	snapshot(t, c, ch, 100, t0)
+	c.OnInput(packet(103, 1, 100, t0.Add(100*time.Millisecond), quic150, true, false), 102, t0) // 200 ms bound: 4 ticks
+	// 400 ms after snapshot 100 left: 8 ticks, beyond the smoothed 4.
+	slow := RTT{SRTT: 500 * time.Millisecond}
+	if a := c.OnInput(packet(104, 1, 100, t0.Add(400*time.Millisecond), slow, true, false), 104, t0); !near(a.Earliest, 104-8-2-4) {
+		t.Errorf("the packet's own age: earliest %v, want %v", a.Earliest, 104-8-2-4)
+	}
+	// Capped at QUIC's 150 ms + the margin (a tick and RTTMargin's 100 ms):
+	// 6 ticks.
+	if a := c.OnInput(packet(105, 1, 100, t0.Add(700*time.Millisecond), quic150, true, false), 105, t0); !near(a.Earliest, 105-6-2-4) {
+		t.Errorf("capped: earliest %v, want %v", a.Earliest, 105-6-2-4)
+	}
+	// A packet that acknowledges no snapshot says nothing of its age.
+	if a := c.OnInput(packet(106, 1, protocol.NoTick, t0.Add(900*time.Millisecond), slow, true, false), 106, t0); !near(a.Earliest, 106-4-2-4) {
+		t.Errorf("no acknowledgement: earliest %v, want %v (the smoothed 4 ticks)", a.Earliest, 106-4-2-4)
+	}
+}
