@@ -15,7 +15,7 @@ func TestInputBudget(t *testing.T) {
 	feed := func(rtt float64, ticks int) {
 		for range ticks {
 			now++
-			b.sample(rtt, now)
+			b.sample(rtt, 0, now)
 		}
 	}
 	feed(4, 40) // a 4-tick path, no queue: +1 input per 4 ticks
@@ -57,16 +57,16 @@ func TestInputBudgetForgetsAnOldPath(t *testing.T) {
 	now := 0.0
 	for range 50 {
 		now++
-		b.sample(2, now)
+		b.sample(2, 0, now)
 	}
 	for range minRTTWindow + minRTTWindow/minRTTBuckets {
 		now++
-		b.sample(20, now)
+		b.sample(20, 0, now)
 	}
 	cuts := b.cuts
 	for range 600 { // an input a round trip of 20 ticks: 30 round trips
 		now++
-		b.sample(20, now)
+		b.sample(20, 0, now)
 	}
 	if b.cuts != cuts || b.inputs() != 32 {
 		t.Errorf("on the new path: %d more cuts, %d inputs; want none, 32", b.cuts-cuts, b.inputs())
@@ -80,9 +80,33 @@ func TestInputBudgetWithinRedundancy(t *testing.T) {
 		t.Errorf("Redundancy 1: %d inputs", b.inputs())
 	}
 	for i := range 100 {
-		b.sample(3, float64(i))
+		b.sample(3, 0, float64(i))
 	}
 	if b.inputs() != 1 {
 		t.Errorf("Redundancy 1 after samples: %d inputs", b.inputs())
+	}
+}
+
+// The input clock's steering is no queue: samples taken after the clock
+// gained ticks (a jump ahead, a fast slew) are longer by exactly that lead,
+// and the budget reads them net of it.
+func TestInputBudgetIgnoresTheClocksLead(t *testing.T) {
+	b := newInputBudget(32)
+	now := 0.0
+	for range 40 {
+		now++
+		b.sample(4, 0, now)
+	}
+	before := b.inputs()
+	for range 40 {
+		now++
+		b.sample(4+8, 8, now) // the clock jumped 8 ticks ahead
+	}
+	if b.cuts != 0 || b.inputs() <= before {
+		t.Errorf("after a jump ahead: %d cuts, %d inputs (from %d); want none, growing", b.cuts, b.inputs(), before)
+	}
+	b.sample(4+8+6, 8, now+1) // a queue on top of it
+	if b.cuts != 1 {
+		t.Errorf("a queue after the jump: %d cuts, want 1", b.cuts)
 	}
 }

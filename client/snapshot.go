@@ -121,7 +121,7 @@ func (c *Client) sampleAck(h *protocol.SnapshotHeader, at time.Time) {
 	}
 	if f := &c.ring[a%ringSize]; f.tick == a && f.sent > 0 {
 		now := at.Sub(c.epoch).Seconds() * float64(c.welcome.TickRate)
-		c.budget.sample(now-f.sent, now)
+		c.budget.sample(now-f.sent, f.offset, now)
 	}
 }
 
