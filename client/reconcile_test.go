@@ -182,3 +182,42 @@ func TestLateSnapshotHoldsRemotePlayers(t *testing.T) {
 		t.Errorf("view %+v at %v, want the player at x = 2 (the newest snapshot's) at 100", c.view.Players, c.view.RenderTime)
 	}
 }
+
+// Inputs the server did not have in time run late, at its next tick
+// (systems.InputLate): a snapshot that shows them rooted corrects the
+// prediction once, to the server's state with them run, and the next
+// snapshot, which has them run, agrees.
+func TestLateInputsArePredicted(t *testing.T) {
+	c := predicting(t)
+	c.welcome.TickRate = 20
+	for tick := int64(5); tick < 10; tick++ {
+		c.ring[tick%ringSize].sent = float64(tick) // all sent
+	}
+	// What the server does: 5 and 6 forward, 7 and 8 rooted (their inputs
+	// late); at 9, the late 7 and 8, then 9.
+	ref := &Client{dt: c.dt, char: c.char, level: c.level}
+	var server, at8 movement.State
+	for tick := int64(5); tick < 9; tick++ {
+		in := input.Input{Tick: tick}
+		if tick < 7 {
+			in = forward(tick)
+		}
+		ref.move(&server, &in)
+	}
+	at8 = server
+	for tick := int64(7); tick < 10; tick++ {
+		in := forward(tick)
+		ref.move(&server, &in)
+	}
+	c.reconcile(&protocol.SnapshotHeader{Tick: 8, InputAck: 6, Own: own(at8)})
+	if c.stats.Corrections != 1 {
+		t.Errorf("the snapshot with 7 and 8 rooted: corrections %d, want 1", c.stats.Corrections)
+	}
+	if c.state != server {
+		t.Errorf("corrected to %+v, want %+v (7 and 8 run late)", c.state, server)
+	}
+	c.reconcile(&protocol.SnapshotHeader{Tick: 9, InputAck: 9, Own: own(server)})
+	if c.stats.Corrections != 1 {
+		t.Errorf("the snapshot with them run: corrections %d, want still 1", c.stats.Corrections)
+	}
+}

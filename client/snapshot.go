@@ -125,6 +125,10 @@ func (c *Client) sampleAck(h *protocol.SnapshotHeader, at time.Time) {
 	}
 }
 
+// lateLimit is how many ticks after its own an input still runs late on
+// the server: a second's, at most 64 (systems.Simulation.LateLimit).
+func (c *Client) lateLimit() int64 { return min(int64(c.welcome.TickRate), 64) }
+
 // window is how many ticks back the kept states reach.
 func (c *Client) window() int64 { return protocol.Baselines * c.snapEvery }
 
@@ -226,7 +230,7 @@ func (c *Client) settling() bool { return c.runSnapshots < settleSnapshots }
 // far ahead, in ticks, it must be for one.
 const (
 	settleMargins = 40
-	settlePause   = 3
+	settlePause   = 8
 )
 
 // A margin beyond these, in ticks, makes the input clock jump.
@@ -257,9 +261,12 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 		arsenal.Refill(&c.arsenal, c.magazine) // respawned, with a full arsenal
 	}
 	// The server's position is the state after the snapshot's tick: its
-	// inputs up to input_ack applied, any later tick rooted (their inputs
-	// come too late now). So compare with the prediction of that tick and
-	// replay the ticks after it.
+	// inputs up to input_ack applied, any later tick rooted. Those later
+	// inputs run late at the server's next tick if they come within a
+	// second (systems.InputLate), before the next tick's own: expect that
+	// they do, moving from the server's state through them. So compare that
+	// with the prediction of the snapshot's tick, and replay the ticks after
+	// it.
 	k := int64(h.Tick)
 	if k < c.reconciled {
 		return
@@ -268,6 +275,14 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	f := &c.ring[k%ringSize]
 	if f.tick != k || k >= c.tick {
 		return // not predicted (yet, or any more)
+	}
+	dt := c.dt.Seconds()
+	if h.InputAck != protocol.NoTick && int64(h.InputAck) < k {
+		for t := max(int64(h.InputAck)+1, k+1-c.lateLimit()); t <= k; t++ {
+			if g := &c.ring[t%ringSize]; g.tick == t && g.sent > 0 { // sent: not a tick a jump skipped
+				movement.Move(&c.char, &server, g.in.Movement(), dt, c.level.Mesh, level.MovementMask)
+			}
+		}
 	}
 	errLen := server.Pos.Sub(f.st.Pos).Len()
 	if !wasAlive {
@@ -282,7 +297,6 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	displayed := c.state.Pos.Add(c.offset)
 	st := server
 	f.st = st
-	dt := c.dt.Seconds()
 	for t := k + 1; t < c.tick; t++ {
 		g := &c.ring[t%ringSize]
 		in := g.in

@@ -28,7 +28,7 @@ func TestDemoPlaysAMatch(t *testing.T) {
 			t.Errorf("no report row for bot-0%d:\n%s", i, stdout)
 		}
 	}
-	m := regexp.MustCompile(`total: (\d+) inputs sent, (\d+) applied \(([\d.]+)%\)`).FindStringSubmatch(stdout)
+	m := regexp.MustCompile(`total: (\d+) inputs sent, (\d+) applied in time \(([\d.]+)%\), \d+ more late`).FindStringSubmatch(stdout)
 	if m == nil {
 		t.Fatalf("no totals line:\n%s", stdout)
 	}
