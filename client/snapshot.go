@@ -277,7 +277,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 		return // not predicted (yet, or any more)
 	}
 	dt := c.dt.Seconds()
-	if h.InputAck != protocol.NoTick && int64(h.InputAck) < k {
+	if wasAlive && h.InputAck != protocol.NoTick && int64(h.InputAck) < k { // (none run from before a respawn)
 		for t := max(int64(h.InputAck)+1, k+1-c.lateLimit()); t <= k; t++ {
 			if g := &c.ring[t%ringSize]; g.tick == t && g.sent > 0 { // sent: not a tick a jump skipped
 				movement.Move(&c.char, &server, g.in.Movement(), dt, c.level.Mesh, level.MovementMask)
