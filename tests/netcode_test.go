@@ -356,15 +356,18 @@ func TestLateFireCommandsAreResolved(t *testing.T) {
 	}
 }
 
-// A thin uplink (32 kbit/s, a 10-packet drop-tail queue) never spirals:
-// the input budget keeps the datagrams to what the link carries, so the
-// inputs keep arriving in time, where repeating every unacknowledged input
-// filled the queue, which delayed the acknowledgements, which grew the
-// datagrams (a 1.3 s round trip on a 100 ms path).
+// A thin uplink (32 kbit/s, a 10-packet drop-tail queue) on a 400 ms path
+// never spirals, and the inputs keep arriving in time. The spiral: a clock
+// started from a round trip the handshake's queue inflated ran a second
+// ahead, so every datagram repeated a second of unacknowledged inputs,
+// which filled the queue, which delayed the acknowledgements, which grew
+// the datagrams. The clock now starts from the smallest round trip and
+// pauses off a start far ahead, and the input budget (its own tests, in
+// package client) cuts the datagrams when a queue builds all the same.
 func TestThinUplinkDoesNotSpiral(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, nil)
-	down := netshim.Conditions{Latency: 50 * time.Millisecond}
+	down := netshim.Conditions{Latency: 200 * time.Millisecond}
 	up := down
 	up.Rate, up.Queue = 32000, 10
 	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: up, Down: down, Seed: 11})
