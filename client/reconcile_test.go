@@ -183,41 +183,48 @@ func TestLateSnapshotHoldsRemotePlayers(t *testing.T) {
 	}
 }
 
-// Inputs the server did not have in time run late, at its next tick
-// (systems.InputLate): a snapshot that shows them rooted corrects the
-// prediction once, to the server's state with them run, and the next
-// snapshot, which has them run, agrees.
+// Inputs the server did not have in time run late, and the server moves
+// the player again from its last applied tick through them
+// (systems.InputLate): a snapshot that shows them rooted is no correction
+// while they may still come, and the next, which has them run, agrees with
+// the prediction. Once they can no longer run (older than a second), the
+// rooted position is the server's for good, and corrects.
 func TestLateInputsArePredicted(t *testing.T) {
 	c := predicting(t)
 	c.welcome.TickRate = 20
 	for tick := int64(5); tick < 10; tick++ {
 		c.ring[tick%ringSize].sent = float64(tick) // all sent
 	}
+	predicted := c.state
 	// What the server does: 5 and 6 forward, 7 and 8 rooted (their inputs
-	// late); at 9, the late 7 and 8, then 9.
+	// late); then 7, 8 and 9 again with their inputs: the prediction.
 	ref := &Client{dt: c.dt, char: c.char, level: c.level}
-	var server, at8 movement.State
+	var at8 movement.State
 	for tick := int64(5); tick < 9; tick++ {
 		in := input.Input{Tick: tick}
 		if tick < 7 {
 			in = forward(tick)
 		}
-		ref.move(&server, &in)
-	}
-	at8 = server
-	for tick := int64(7); tick < 10; tick++ {
-		in := forward(tick)
-		ref.move(&server, &in)
+		ref.move(&at8, &in)
 	}
 	c.reconcile(&protocol.SnapshotHeader{Tick: 8, InputAck: 6, Own: own(at8)})
-	if c.stats.Corrections != 1 {
-		t.Errorf("the snapshot with 7 and 8 rooted: corrections %d, want 1", c.stats.Corrections)
+	if c.stats.Corrections != 0 || c.stats.AwaitingLate != 1 || c.state != predicted {
+		t.Errorf("the snapshot with 7 and 8 rooted: corrections %d, awaiting %d, state %+v; want none, 1, the prediction",
+			c.stats.Corrections, c.stats.AwaitingLate, c.state)
 	}
-	if c.state != server {
-		t.Errorf("corrected to %+v, want %+v (7 and 8 run late)", c.state, server)
+	c.reconcile(&protocol.SnapshotHeader{Tick: 9, InputAck: 9, Own: own(predicted)})
+	if c.stats.Corrections != 0 {
+		t.Errorf("the snapshot with them run: corrections %d, want none", c.stats.Corrections)
 	}
-	c.reconcile(&protocol.SnapshotHeader{Tick: 9, InputAck: 9, Own: own(server)})
-	if c.stats.Corrections != 1 {
-		t.Errorf("the snapshot with them run: corrections %d, want still 1", c.stats.Corrections)
+
+	// Too old to run late: a second of ticks after input_ack.
+	c = predicting(t)
+	c.welcome.TickRate = 2 // a second: 2 ticks
+	for tick := int64(5); tick < 10; tick++ {
+		c.ring[tick%ringSize].sent = float64(tick)
+	}
+	c.reconcile(&protocol.SnapshotHeader{Tick: 8, InputAck: 6, Own: own(at8)})
+	if c.stats.Corrections != 1 || c.stats.AwaitingLate != 0 {
+		t.Errorf("past the late limit: corrections %d, awaiting %d; want 1, 0", c.stats.Corrections, c.stats.AwaitingLate)
 	}
 }

@@ -262,11 +262,12 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	}
 	// The server's position is the state after the snapshot's tick: its
 	// inputs up to input_ack applied, any later tick rooted. Those later
-	// inputs run late at the server's next tick if they come within a
-	// second (systems.InputLate), before the next tick's own: expect that
-	// they do, moving from the server's state through them. So compare that
-	// with the prediction of the snapshot's tick, and replay the ticks after
-	// it.
+	// ticks' inputs, if they come within a second, run late, and the server
+	// then moves the player again from input_ack through them
+	// (systems.InputLate): where this client predicted it. So while they
+	// may still come, this snapshot's position is no correction; else
+	// compare it with the prediction of that tick and replay the ticks
+	// after it.
 	k := int64(h.Tick)
 	if k < c.reconciled {
 		return
@@ -276,12 +277,10 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	if f.tick != k || k >= c.tick {
 		return // not predicted (yet, or any more)
 	}
-	dt := c.dt.Seconds()
-	if wasAlive && h.InputAck != protocol.NoTick && int64(h.InputAck) < k { // (none run from before a respawn)
-		for t := max(int64(h.InputAck)+1, k+1-c.lateLimit()); t <= k; t++ {
-			if g := &c.ring[t%ringSize]; g.tick == t && g.sent > 0 { // sent: not a tick a jump skipped
-				movement.Move(&c.char, &server, g.in.Movement(), dt, c.level.Mesh, level.MovementMask)
-			}
+	if ack := int64(h.InputAck); wasAlive && h.InputAck != protocol.NoTick && ack < k && k-ack < c.lateLimit() {
+		if g := &c.ring[(ack+1)%ringSize]; g.tick == ack+1 && g.sent > 0 { // sent: not a tick a jump skipped
+			c.stats.AwaitingLate++
+			return
 		}
 	}
 	errLen := server.Pos.Sub(f.st.Pos).Len()
@@ -297,6 +296,7 @@ func (c *Client) reconcile(h *protocol.SnapshotHeader) {
 	displayed := c.state.Pos.Add(c.offset)
 	st := server
 	f.st = st
+	dt := c.dt.Seconds()
 	for t := k + 1; t < c.tick; t++ {
 		g := &c.ring[t%ringSize]
 		in := g.in

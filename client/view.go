@@ -206,8 +206,11 @@ type Stats struct {
 	// InputBudget is how many inputs an input datagram carries at most
 	// now, and BudgetCuts how often a queue on the path cut it
 	// (Config.Redundancy).
-	InputBudget     int
-	BudgetCuts      uint64
+	InputBudget int
+	BudgetCuts  uint64
+	// AwaitingLate counts the snapshots not reconciled with because they
+	// showed ticks rooted whose inputs may still run late.
+	AwaitingLate    uint64
 	SendsSuperseded uint64
 	// SnapshotDelayP95 is the 95th percentile of how much later than the
 	// fastest the last 100 new snapshots arrived: the path's jitter, plus

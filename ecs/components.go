@@ -296,6 +296,19 @@ type InputQueue struct {
 	Late    [MaxLateInputs]Input
 	NLate   int
 	LateRun uint64
+	// Base is the player's movement as it was at the end of tick BaseTick:
+	// when that is Applied, the ticks since were rooted, and late inputs
+	// simulate them again from it (package systems).
+	Base     MovementBase
+	BaseTick int64
+}
+
+// MovementBase is a player's movement state at the end of a tick: what late
+// inputs simulate the ticks after it again from.
+type MovementBase struct {
+	Transform Transform
+	Velocity  Velocity
+	Motion    Motion
 }
 
 // MaxLateInputs is the most late inputs a player can have waiting for one

@@ -5,8 +5,9 @@
 // Every tick runs, in this order:
 //
 //  0. LateInputs      the inputs that came after their tick was simulated
-//     without them, oldest first: each turns and moves its player one step,
-//     and fires (the rules at its own tick, its own view lag) and reloads
+//     without them: the player's movement simulated again from its last
+//     applied tick, each late input a step that fires (the rules at its own
+//     tick, its own view lag) and reloads, each missing tick rooted again
 //  1. ApplyInputs     each player's queued input for this tick (none: the
 //     player is rooted), and its view lag from the input's view time
 //  2. Movement        State(n) + Input(n) → State(n+1): movement.Move on

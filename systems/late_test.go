@@ -10,47 +10,82 @@ import (
 )
 
 // An input whose every copy came after its tick runs at the next tick,
-// before that tick's own: a player that stood still while its input was
-// missing ends up exactly where it would have been with both in time, and
-// both ticks count as applied.
+// before that tick's own, and the player's movement is simulated again
+// from the end of its last applied tick: a running player whose input went
+// missing for two ticks (it slowed down, rooted) ends up exactly where it
+// would have been with all its inputs in time, and every tick counts as
+// applied.
 func TestLateInputCatchesUp(t *testing.T) {
 	late, ontime := newSim(t, rifle), newSim(t, rifle)
 	spec := PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}}
 	p, r := late.SpawnPlayer(spec), ontime.SpawnPlayer(spec)
-	fwd := func(tick int64) ecs.Input {
-		return ecs.Input{Tick: tick, MoveZ: 1, MoveX: 0.5, Yaw: 0.1 * float64(tick)}
-	}
-	for tick := range int64(3) {
+	fwd := func(tick int64) ecs.Input { return ecs.Input{Tick: tick, MoveZ: 1, MoveX: 0.5, Yaw: 0.1 * float64(tick)} }
+	for tick := range int64(6) {
 		ontime.QueueInput(r, fwd(tick))
 	}
-	late.Step() // tick 0: no input, rooted (from standing: it stays put)
-	if v := late.QueueInput(p, fwd(0)); v != InputLate {
-		t.Fatalf("tick 0's input after tick 0: %v, want late", v)
+	for tick := range int64(3) { // running
+		late.QueueInput(p, fwd(tick))
 	}
-	if v := late.QueueInput(p, fwd(0)); v != InputDuplicate {
-		t.Errorf("a second copy of the late input: %v, want a duplicate", v)
+	for range 5 { // ticks 0-2, then 3 and 4 rooted: it slows down
+		late.Step()
 	}
-	late.QueueInput(p, fwd(1))
-	late.QueueInput(p, fwd(2))
-	for range 3 {
+	rooted, _ := late.PlayerState(p)
+	for _, tick := range []int64{4, 3} {
+		if v := late.QueueInput(p, fwd(tick)); v != InputLate {
+			t.Fatalf("tick %d's input after tick 4: %v, want late", tick, v)
+		}
+	}
+	if v := late.QueueInput(p, fwd(3)); v != InputDuplicate {
+		t.Errorf("a second copy of a late input: %v, want a duplicate", v)
+	}
+	late.QueueInput(p, fwd(5))
+	for range 6 {
 		ontime.Step()
 	}
-	late.Step() // tick 1: tick 0's input, then its own
-	late.Step()
+	late.Step() // tick 5: ticks 3 and 4 again with their inputs, then its own
 	got, _ := late.PlayerState(p)
 	want, _ := ontime.PlayerState(r)
-	if got.Transform != want.Transform || got.Velocity != want.Velocity {
-		t.Errorf("after the late input: %+v %+v, want %+v %+v (all in time)", got.Transform, got.Velocity, want.Transform, want.Velocity)
+	if got.Transform != want.Transform || got.Velocity != want.Velocity || got.Motion != want.Motion {
+		t.Errorf("after the late inputs: %+v %+v, want %+v %+v (all in time)", got.Transform, got.Velocity, want.Transform, want.Velocity)
+	}
+	if rooted.Transform.Pos == want.Transform.Pos {
+		t.Fatal("the rooted ticks changed nothing: the test proves nothing")
 	}
 	q, _ := late.inputMap.Get(p)
-	if q.LateRun != 1 || q.Rooted != 1 || q.Used != 2 || q.Applied != 2 || q.Recent&0b111 != 0b111 || q.NLate != 0 {
-		t.Errorf("queue: late run %d rooted %d used %d applied %d recent %b waiting %d", q.LateRun, q.Rooted, q.Used, q.Applied, q.Recent, q.NLate)
+	if q.LateRun != 2 || q.Rooted != 2 || q.Used != 4 || q.Applied != 5 || q.Recent&0b111111 != 0b111111 || q.NLate != 0 || q.BaseTick != 5 {
+		t.Errorf("queue: late run %d rooted %d used %d applied %d recent %b waiting %d base %d", q.LateRun, q.Rooted, q.Used, q.Applied, q.Recent, q.NLate, q.BaseTick)
 	}
-	if v := late.QueueInput(p, fwd(0)); v != InputDuplicate {
+	if v := late.QueueInput(p, fwd(3)); v != InputDuplicate {
 		t.Errorf("the late input once more after it ran: %v, want a duplicate", v)
 	}
-	if late.Stats().Ticks != 3 {
-		t.Errorf("%d ticks simulated", late.Stats().Ticks)
+}
+
+// A late input that leaves a gap: the tick before it is still missing, and
+// is simulated again rooted, as it was.
+func TestLateInputAfterAGap(t *testing.T) {
+	late, ref := newSim(t, rifle), newSim(t, rifle)
+	spec := PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}}
+	p, r := late.SpawnPlayer(spec), ref.SpawnPlayer(spec)
+	fwd := func(tick int64) ecs.Input { return ecs.Input{Tick: tick, MoveZ: 1} }
+	late.QueueInput(p, fwd(0))
+	ref.QueueInput(r, fwd(0)) // tick 1 never comes
+	ref.QueueInput(r, fwd(2))
+	ref.QueueInput(r, fwd(3))
+	for range 3 {
+		late.Step()
+	}
+	if v := late.QueueInput(p, fwd(2)); v != InputLate {
+		t.Fatalf("tick 2's input after tick 2: %v", v)
+	}
+	late.QueueInput(p, fwd(3))
+	late.Step() // tick 3: 1 rooted again, 2 late, then 3
+	for range 4 {
+		ref.Step()
+	}
+	got, _ := late.PlayerState(p)
+	want, _ := ref.PlayerState(r)
+	if got.Transform != want.Transform || got.Velocity != want.Velocity {
+		t.Errorf("%+v %+v, want %+v %+v (tick 1 rooted, the rest in time)", got.Transform, got.Velocity, want.Transform, want.Velocity)
 	}
 }
 

@@ -108,7 +108,7 @@ type Simulation struct {
 	// Queries and component access, built once.
 	inputs    *generic.Filter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform]
 	late      *generic.Filter5[ecs.InputQueue, ecs.Transform, ecs.Velocity, ecs.Life, ecs.Motion]
-	movers    *generic.Filter5[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion]
+	movers    *generic.Filter6[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion, ecs.InputQueue]
 	hitboxes  *generic.Filter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion]
 	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life]
 	lives     *generic.Filter6[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal, ecs.Velocity, ecs.Motion]
@@ -181,7 +181,7 @@ func New(cfg Config) (*Simulation, error) {
 
 		inputs:    generic.NewFilter4[ecs.InputQueue, ecs.Input, ecs.ViewLag, ecs.Transform](),
 		late:      generic.NewFilter5[ecs.InputQueue, ecs.Transform, ecs.Velocity, ecs.Life, ecs.Motion](),
-		movers:    generic.NewFilter5[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion](),
+		movers:    generic.NewFilter6[ecs.Transform, ecs.Velocity, ecs.Input, ecs.Life, ecs.Motion, ecs.InputQueue](),
 		hitboxes:  generic.NewFilter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion](),
 		triggers:  generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life](),
 		lives:     generic.NewFilter6[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal, ecs.Velocity, ecs.Motion](),
@@ -326,7 +326,8 @@ func (s *Simulation) SpawnPlayer(p PlayerSpec) ecs.Entity {
 	*s.motionOf.Get(e) = ecs.Motion{Class: class, Left: p.Pos}
 	if p.Controlled {
 		q, in := s.inputMap.Get(e)
-		*q, *in = ecs.InputQueue{Applied: -1}, ecs.Input{}
+		*q, *in = ecs.InputQueue{Applied: -1, BaseTick: -1}, ecs.Input{}
+		q.Base = ecs.MovementBase{Transform: *tf, Velocity: *vel, Motion: *s.motionOf.Get(e)}
 		for i := range q.Slots {
 			q.Slots[i].Tick = -1
 		}

@@ -67,17 +67,21 @@ func GrantViewLag(now int64, in *ecs.Input, maxUnlag float64) ecs.ViewLag {
 
 // runLateInputs runs, before this tick's own inputs, the inputs that came
 // after their tick was simulated without them (QueueInput's InputLate),
-// oldest first, as Source's server runs late user commands on arrival.
-// Each turns the player, moves it one step of its class's character, and
-// reloads and fires as its buttons say: its shot is fired now, from where
-// that step left the eyes, under the weapon rules at the input's own tick,
-// lag compensated to the input's own view time (granted as any input's,
-// against the bound measured when it arrived and max_unlag, relative to
-// now). The missed tick stays in the history as it was simulated (the
-// player rooted), since others saw it so: the player catches up now. A
-// late input of a tick before the player was last put somewhere (a
-// respawn, a teleport: Life.Moved) or while it is dead runs nothing, and
-// is only marked applied.
+// as Source's server runs late user commands on arrival. The player's
+// movement is simulated again from the end of its last applied tick
+// (InputQueue.Base) through the ticks since: each late input turns and
+// moves it one step, and reloads and fires as its buttons say, its shot
+// fired now from where that step left the eyes, under the weapon rules at
+// the input's own tick, lag compensated to the input's own view time
+// (granted as any input's, against the bound measured when it arrived and
+// max_unlag, from now); a tick still without its input is a rooted step
+// again. So a player whose inputs were only late ends up exactly where
+// its client predicted, and shoots from where it aimed from. The ticks
+// already simulated stay in the history as they were (the player rooted):
+// others saw them so, and the player catches up now. A player put
+// somewhere since its last applied tick (a respawn, a teleport:
+// Life.Moved), or dead, is not simulated again: its late inputs of ticks
+// from before that run nothing, later ones step from where it stands.
 func (s *Simulation) runLateInputs() {
 	now := s.Clock.Tick
 	maxUnlag := s.cfg.LagComp.MaxUnlag()
@@ -91,22 +95,46 @@ func (s *Simulation) runLateInputs() {
 		if tf.Pos != mo.Left {
 			life.Moved = now
 		}
-		for i := range queue.NLate {
-			in := &queue.Late[i]
-			queue.Recent |= 1 << uint(now-1-in.Tick)
-			queue.Applied = in.Tick
-			queue.LateRun++
+		late := queue.Late[:queue.NLate]
+		queue.NLate = 0
+		if !life.Dead && queue.BaseTick == queue.Applied && life.Moved <= queue.Applied {
+			b := &queue.Base
+			*tf, *vel, *mo = b.Transform, b.Velocity, b.Motion
+			for t := queue.Applied + 1; t < now && !life.Dead; t++ {
+				in := &ecs.Input{Tick: t, Yaw: tf.Yaw, Pitch: tf.Pitch} // rooted, again
+				if len(late) > 0 && late[0].Tick == t {
+					in = &late[0]
+					late = late[1:]
+					s.ranLate(queue, in, now)
+				}
+				s.step(e, tf, vel, life, mo, in, now)
+				if in.Buttons != 0 && !life.Dead {
+					s.fireAndReload(e, in, tf, mo, t, true, GrantViewLag(now, in, maxUnlag))
+				}
+				if queue.Applied == t {
+					*b, queue.BaseTick = ecs.MovementBase{Transform: *tf, Velocity: *vel, Motion: *mo}, t
+				}
+			}
+		}
+		for i := range late { // not simulated again
+			in := &late[i]
+			s.ranLate(queue, in, now)
 			if life.Dead || in.Tick < life.Moved {
 				continue
 			}
 			s.step(e, tf, vel, life, mo, in, now)
-			if life.Dead {
-				continue
+			if !life.Dead {
+				s.fireAndReload(e, in, tf, mo, in.Tick, true, GrantViewLag(now, in, maxUnlag))
 			}
-			s.fireAndReload(e, in, tf, mo, in.Tick, true, GrantViewLag(now, in, maxUnlag))
 		}
-		queue.NLate = 0
 	}
+}
+
+// ranLate marks a late input applied: a later copy is a duplicate.
+func (s *Simulation) ranLate(queue *ecs.InputQueue, in *ecs.Input, now int64) {
+	queue.Recent |= 1 << uint(now-1-in.Tick)
+	queue.Applied = in.Tick
+	queue.LateRun++
 }
 
 // move advances every player moved by its inputs by one tick of its
@@ -121,7 +149,7 @@ func (s *Simulation) move() {
 	now := s.Clock.Tick
 	q := s.movers.Query(s.World)
 	for q.Next() {
-		tf, vel, in, life, mo := q.Get()
+		tf, vel, in, life, mo, queue := q.Get()
 		if life.Dead {
 			vel.V = geom.Vec3{}
 			continue
@@ -130,6 +158,9 @@ func (s *Simulation) move() {
 			life.Moved = now
 		}
 		s.step(q.Entity(), tf, vel, life, mo, in, now)
+		if queue.Applied == now { // late inputs of ticks after this one simulate them from here
+			queue.Base, queue.BaseTick = ecs.MovementBase{Transform: *tf, Velocity: *vel, Motion: *mo}, now
+		}
 	}
 }
 
