@@ -19,7 +19,9 @@ func TestLateInputCatchesUp(t *testing.T) {
 	late, ontime := newSim(t, rifle), newSim(t, rifle)
 	spec := PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}}
 	p, r := late.SpawnPlayer(spec), ontime.SpawnPlayer(spec)
-	fwd := func(tick int64) ecs.Input { return ecs.Input{Tick: tick, MoveZ: 1, MoveX: 0.5, Yaw: 0.1 * float64(tick)} }
+	fwd := func(tick int64) ecs.Input {
+		return ecs.Input{Tick: tick, MoveZ: 1, MoveX: 0.5, Yaw: 0.1 * float64(tick)}
+	}
 	for tick := range int64(6) {
 		ontime.QueueInput(r, fwd(tick))
 	}
