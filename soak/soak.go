@@ -169,6 +169,7 @@ type runner struct {
 	start     time.Time
 	last      Sample            // the previous sample (zero before the first)
 	lastRooms map[string]uint64 // the rooms' inputs applied at the previous sample
+	starved   starvation
 }
 
 // Run starts the server, fills the rooms and plays until Duration has
@@ -199,6 +200,12 @@ func (s *Soak) Run(ctx context.Context) (rep *Report, err error) {
 			err = fmt.Errorf("soak: server shutdown: %w", serr)
 		}
 	}()
+	// The probe runs from the server's start, as its overrun counter does,
+	// to the last sample.
+	pctx, stopProbe := context.WithCancel(ctx)
+	probed := make(chan struct{})
+	go func() { defer close(probed); r.starved.probe(pctx, time.Second/time.Duration(scfg.TickRate)) }()
+	defer func() { stopProbe(); <-probed }()
 	fillStart := time.Now()
 	if !r.fill(ctx) {
 		r.rep.Interrupted = true
@@ -452,6 +459,7 @@ func (r *runner) sample(ctx context.Context) {
 	if v, err := counter(r.srv.Registry(), "rewind_tick_overruns_total"); err == nil {
 		s.Overruns = uint64(v)
 	}
+	s.Starved = r.starved.late.Load()
 	r.last = s
 	r.rep.Samples = append(r.rep.Samples, s)
 	if r.cfg.OnSample != nil {
