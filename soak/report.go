@@ -31,9 +31,15 @@ type Sample struct {
 	// ticks that took longer than the tick interval.
 	Overruns uint64
 	// Starved counts the moments so far at which the soak's process waited
-	// for a CPU long enough for a tick in flight to overrun (its probe
-	// woke more than half a tick late): the machine was busier than its
-	// cores. Each excuses an overrun in every room (see Report.Verdict).
+	// for a CPU long enough for a tick in flight to overrun (a
+	// starved.Probe that sleeps a quarter of a tick woke more than half a
+	// tick late): the machine was busier than its cores. A tick's time is
+	// wall time, so each such wait can make every room's tick in flight
+	// overrun through no fault of the server's; each excuses an overrun in
+	// every room (see Report.Verdict). A tick too slow on its own
+	// overruns in every room at every tick, far more than the starved
+	// moments excuse unless the process is starved at every tick; on an
+	// idle machine nothing is excused.
 	Starved uint64
 	// Applied counts the inputs the rooms applied so far (ticks simulated
 	// with a player's input), over every player that has played, the
