@@ -118,6 +118,42 @@ func TestVerdictOverruns(t *testing.T) {
 	want(t, failures(t, r), "1 tick overruns (rewind_tick_overruns_total), the first by 5.0s")
 }
 
+// On a machine busier than its cores, overruns in an interval are excused
+// up to one per room for each moment the process was starved for a CPU in
+// that interval, and only those: the rest still fail, named beside the
+// excused.
+func TestVerdictOverrunsWhileStarved(t *testing.T) {
+	r := steady() // 8 rooms
+	// 30 s → 35 s: 2 starved moments excuse up to 16 overruns.
+	for i := 6; i < 12; i++ {
+		r.Samples[i].Overruns, r.Samples[i].Starved = 16, 2
+	}
+	want(t, failures(t, r))
+	// One more in the same interval fails.
+	for i := 6; i < 12; i++ {
+		r.Samples[i].Overruns = 17
+	}
+	want(t, failures(t, r), "1 tick overruns (rewind_tick_overruns_total), the first by 35.0s, beside 16 while the process was starved for a CPU")
+	// Starved moments excuse only the overruns of their own interval: the
+	// 16 at 45 s → 50 s, after the starved moments, all fail.
+	r = steady()
+	for i := 6; i < 12; i++ {
+		r.Samples[i].Starved = 2
+	}
+	for i := 9; i < 12; i++ {
+		r.Samples[i].Overruns = 16
+	}
+	want(t, failures(t, r), "16 tick overruns (rewind_tick_overruns_total), the first by 50.0s")
+	// A tick too slow on its own overruns in every room at every tick (20
+	// a second): 800 an interval, more than a process starved at 40
+	// moments in each interval excuses.
+	r = steady()
+	for i := range r.Samples {
+		r.Samples[i].Overruns, r.Samples[i].Starved = uint64(i+1)*800, uint64(i+1)*40
+	}
+	want(t, failures(t, r), "5760 tick overruns (rewind_tick_overruns_total), the first by 5.0s, beside 3840 while the process was starved for a CPU")
+}
+
 func TestVerdictInputsStalled(t *testing.T) {
 	r := steady()
 	r.Samples[7].Applied = r.Samples[6].Applied // 35 s → 40 s
@@ -181,7 +217,7 @@ func TestSummary(t *testing.T) {
 	r := steady()
 	r.Samples[11].Goroutines = 1363
 	const s = "goroutines 1361 at 15.0s → 1363 at 60.0s (+2, slack 40); live heap 54.0 → 54.0 MiB (×1.00, limit 63.4 MiB); " +
-		"0 overruns; 115200 inputs applied (1920/s); 215 joins, 119 leaves, 0 failed joins, 0 disconnected by the server"
+		"0 overruns (0 while starved for a CPU: 0 moments); 115200 inputs applied (1920/s); 215 joins, 119 leaves, 0 failed joins, 0 disconnected by the server"
 	if got := r.Summary(); got != s {
 		t.Errorf("summary:\n%s\nwant:\n%s", got, s)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/client"
+	"github.com/rewind-gg/rewind/internal/starved"
 	"github.com/rewind-gg/rewind/server"
 )
 
@@ -169,6 +170,9 @@ type runner struct {
 	start     time.Time
 	last      Sample            // the previous sample (zero before the first)
 	lastRooms map[string]uint64 // the rooms' inputs applied at the previous sample
+	// starved tells the overruns a busy machine causes from those a slow
+	// tick causes (Sample.Starved, Report.Verdict).
+	starved *starved.Probe
 }
 
 // Run starts the server, fills the rooms and plays until Duration has
@@ -199,6 +203,10 @@ func (s *Soak) Run(ctx context.Context) (rep *Report, err error) {
 			err = fmt.Errorf("soak: server shutdown: %w", serr)
 		}
 	}()
+	// The probe runs from the server's start, as its overrun counter does,
+	// to the last sample.
+	r.starved = starved.ForTicks(time.Second / time.Duration(scfg.TickRate))
+	defer r.starved.Stop()
 	fillStart := time.Now()
 	if !r.fill(ctx) {
 		r.rep.Interrupted = true
@@ -452,6 +460,7 @@ func (r *runner) sample(ctx context.Context) {
 	if v, err := counter(r.srv.Registry(), "rewind_tick_overruns_total"); err == nil {
 		s.Overruns = uint64(v)
 	}
+	s.Starved = r.starved.Late()
 	r.last = s
 	r.rep.Samples = append(r.rep.Samples, s)
 	if r.cfg.OnSample != nil {

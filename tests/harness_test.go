@@ -16,6 +16,7 @@ import (
 
 	"github.com/rewind-gg/rewind/client"
 	"github.com/rewind-gg/rewind/internal/servertest"
+	"github.com/rewind-gg/rewind/internal/starved"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
 )
@@ -161,6 +162,16 @@ func waitTicks(t testing.TB, srv *server.Server, room string, n int64) {
 	from := roomStats(t, srv, room).Tick
 	until(t, time.Duration(n)*time.Second/10+10*time.Second, fmt.Sprintf("room %q did not simulate %d ticks in time", room, n),
 		func() bool { return roomStats(t, srv, room).Tick >= from+n })
+}
+
+// starvedProbe measures how long this process waits for a CPU while the
+// test runs (internal/starved), for rooms ticking at the default rate: what
+// a machine busier than its cores explains of a tick overrun or a packet
+// read late, and on an idle machine nothing.
+func starvedProbe(t testing.TB) *starved.Probe {
+	p := starved.ForTicks(time.Second / time.Duration(server.DefaultConfig().TickRate))
+	t.Cleanup(p.Stop)
+	return p
 }
 
 // scripted is an InputSource that calls a function of the tick.

@@ -42,6 +42,7 @@ func TestMobileNetwork(t *testing.T) {
 		jumps = append(jumps, c.Stats().ClockJumps)
 	}
 	waitTicks(t, srv, "mobile", 40) // the clocks settle
+	probe := starvedProbe(t)
 	var p0 []uint64
 	for _, c := range clients {
 		p := playerStats(t, srv, "mobile", c.ID())
@@ -54,8 +55,11 @@ func TestMobileNetwork(t *testing.T) {
 		ratio := float64(applied) / float64(applied+rooted)
 		st := c.Stats()
 		// The shim delays each packet by its latency ± jitter, uniformly: 95%
-		// of packets come within 1.9 × jitter of the fastest.
-		allowed := time.Duration(1.9*float64(jitter)) + 50*time.Millisecond
+		// of packets come within 1.9 × jitter of the fastest. On a machine
+		// busier than its cores, a packet is also read (and the shim's
+		// timers fire) as late as the process waited for a CPU: at most
+		// the longest wait the probe saw, nothing on an idle machine.
+		allowed := time.Duration(1.9*float64(jitter)) + 50*time.Millisecond + probe.Worst()
 		t.Logf("client %d: %.2f%% of %d ticks applied its input; clock jumps %d (%d in the first second), margin low %.2f ticks; snapshots p95 %v later than the fastest (allowed %v), interp %v, held %d ticks, %d of %d hit markers",
 			i, 100*ratio, applied+rooted, st.ClockJumps, jumps[i], st.MarginLow, st.SnapshotDelayP95, allowed, st.Interp, st.Held, st.MarkersFromSnapshots, st.MarkersFromSnapshots+st.MarkersFromEvents)
 		if ratio < 0.99 {

@@ -302,8 +302,10 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 		return true
 	})
 	corrections := make([]uint64, n)
+	rooted := make([]uint64, n)
 	for i, c := range cs {
 		corrections[i] = c.Stats().Corrections
+		rooted[i] = playerStats(t, srv, "yard", c.ID()).Rooted
 	}
 	// Where the server has each bot, a second apart: how far it went.
 	travelled := make([]float64, n)
@@ -332,8 +334,14 @@ func TestBotsOnTheSampleMap(t *testing.T) {
 		t.Logf("%s (%s): travelled %.0f m, corrections %d, longest stall %d ticks, recoveries %d, plans %d, jumping %d, crouching %d, upper %d ticks, deaths %d",
 			c.Welcome().Name, c.Welcome().Class, travelled[i], st.Corrections-corrections[i], bs.LongestStall, bs.Recoveries, bs.Plans,
 			bs.Jumping, bs.Crouching, bs.Upper, st.Deaths)
-		if d := st.Corrections - corrections[i]; d != 0 {
-			t.Errorf("%s: %d prediction corrections after the start (largest %.3g m): on a clean link, none", c.Welcome().Name, d, st.MaxCorrection)
+		// A prediction is corrected when the server's state differs
+		// from it: on a clean link, only where the server simulated a tick
+		// without the bot's input (it came too late: a process starved for
+		// a CPU on a busy machine), and never on an idle one.
+		missed := playerStats(t, srv, "yard", c.ID()).Rooted - rooted[i]
+		if d := st.Corrections - corrections[i]; d > missed {
+			t.Errorf("%s: %d prediction corrections after the start (largest %.3g m), %d ticks without its input: on a clean link, none but those",
+				c.Welcome().Name, d, st.MaxCorrection, missed)
 		}
 		if travelled[i] < 30 {
 			t.Errorf("%s travelled %.1f m in a minute", c.Welcome().Name, travelled[i])

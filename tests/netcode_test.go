@@ -201,6 +201,7 @@ func TestHitMarkersSurviveLoss(t *testing.T) {
 				viaEvent.Add(1)
 			}
 		}})
+	probe := starvedProbe(t)
 	stop := start(target, shooter)
 	waitTicks(t, srv, "markers", 240)
 	hold.Store(true)
@@ -220,9 +221,16 @@ func TestHitMarkersSurviveLoss(t *testing.T) {
 		t.Errorf("only %d of %d markers came by a snapshot first", st.MarkersFromSnapshots, markers)
 	}
 	// The client's lead (ticks ahead of the server), a round trip (4
-	// ticks), a tick of server phase and one of snapshot loss: 10 ticks.
-	if avg := float64(st.MarkerDelayTicks) / float64(markers); avg > 10 {
-		t.Errorf("a marker came %.1f ticks after its shot on average, want ≤ 10", avg)
+	// ticks), a tick of server phase and one of snapshot loss: 10 ticks;
+	// on a machine busier than its cores, plus the longest the process
+	// waited for a CPU (a marker read late is late by at most that), which
+	// is nothing on an idle machine. Waiting for QUIC to retransmit a lost
+	// event adds a round trip and more to a fifth of the markers and holds
+	// the events behind it.
+	tick := time.Second / time.Duration(server.DefaultConfig().TickRate)
+	bound := 10 + float64(probe.Worst())/float64(tick)
+	if avg := float64(st.MarkerDelayTicks) / float64(markers); avg > bound {
+		t.Errorf("a marker came %.1f ticks after its shot on average, want ≤ %.1f (10, and %v the process waited for a CPU)", avg, bound, probe.Worst())
 	}
 }
 

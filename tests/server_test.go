@@ -232,6 +232,7 @@ func TestBadJoins(t *testing.T) {
 func TestMisbehavingClientHarmsNobody(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, nil)
+	probe := starvedProbe(t)
 	honest := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "mixed", Name: "honest", Team: 1, Input: strafer(20)})
 	stop := start(honest)
 	bad := rawDial(t, srv.Addr().String())
@@ -273,8 +274,11 @@ func TestMisbehavingClientHarmsNobody(t *testing.T) {
 	if ratio < 0.99 {
 		t.Errorf("the honest player got %.1f%% of its inputs applied", 100*ratio)
 	}
-	if room.Overruns != 0 {
-		t.Errorf("%d tick overruns", room.Overruns)
+	// No overrun but those a machine busier than its cores explains: one
+	// for each moment the process waited more than half a tick for a CPU
+	// (none on an idle machine).
+	if late := probe.Late(); room.Overruns > late {
+		t.Errorf("%d tick overruns, more than the %d moments the process was starved for a CPU explain", room.Overruns, late)
 	}
 	m := gather(t, srv)
 	for _, want := range []struct {

@@ -28,10 +28,13 @@ func newSoakCmd(stdout, stderr io.Writer) *cobra.Command {
 play while --churn bots a second leave, each replaced by a new bot in its
 room. Every --interval a row: the time, the players in the rooms, joins and
 leaves so far, goroutines, the live heap after a collection, the server's
-tick overruns (rewind_tick_overruns_total) and the inputs the rooms applied
-per second.
+tick overruns (rewind_tick_overruns_total), the moments the process was
+starved for a CPU (it waited more than half a tick for one) and the inputs
+the rooms applied per second.
 
-The verdict fails (exit status 1) on any tick overrun; on goroutines grown
+The verdict fails (exit status 1) on any tick overrun that starvation does
+not excuse (each starved moment excuses one overrun per room in its
+interval: none on a machine with spare CPU); on goroutines grown
 beyond --goroutine-slack or a live heap grown beyond --heap-ratio times its
 baseline plus --heap-floor, from the first samples after --warmup to the
 last; on inputs applied that did not grow between two samples, overall or in
@@ -72,11 +75,11 @@ a room; and on any bot that failed to join or that the server disconnected.`,
 
 // soakHeader is the sample table's header; soakRow formats a sample under
 // it.
-const soakHeader = "    time  players  joins  leaves  goroutines  heap MiB  overruns  inputs applied/s"
+const soakHeader = "    time  players  joins  leaves  goroutines  heap MiB  overruns  starved  inputs applied/s"
 
 func soakRow(s soak.Sample) string {
-	row := fmt.Sprintf("%7.1fs  %7d  %5d  %6d  %10d  %8.1f  %8d  %16.0f", s.At.Seconds(), s.Players, s.Joins, s.Leaves,
-		s.Goroutines, s.HeapMiB(), s.Overruns, s.AppliedRate)
+	row := fmt.Sprintf("%7.1fs  %7d  %5d  %6d  %10d  %8.1f  %8d  %7d  %16.0f", s.At.Seconds(), s.Players, s.Joins, s.Leaves,
+		s.Goroutines, s.HeapMiB(), s.Overruns, s.Starved, s.AppliedRate)
 	var notes []string
 	if !s.Warm {
 		notes = append(notes, "warm-up")

@@ -35,8 +35,8 @@ func TestSoakCommand(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^server 127\.0\.0\.1:\d+, admin http://127\.0\.0\.1:\d+/metrics; 8 bots joined in `).MatchString(stdout) {
 		t.Errorf("no start line:\n%s", stdout)
 	}
-	// time, players, joins, leaves, goroutines, heap MiB, overruns, inputs applied/s
-	rows := regexp.MustCompile(`(?m)^\s+([\d.]+)s\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)$`).FindAllStringSubmatch(stdout, -1)
+	// time, players, joins, leaves, goroutines, heap MiB, overruns, starved, inputs applied/s
+	rows := regexp.MustCompile(`(?m)^\s+([\d.]+)s\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s+(\d+)$`).FindAllStringSubmatch(stdout, -1)
 	if len(rows) != 4 {
 		t.Fatalf("%d sample rows, want 4:\n%s", len(rows), stdout)
 	}
@@ -45,15 +45,21 @@ func TestSoakCommand(t *testing.T) {
 		if at := num(r[1]); at < float64(i+1)-0.2 || at > float64(i+1)+0.5 {
 			t.Errorf("row %d at %ss, want about %ds", i, r[1], i+1)
 		}
-		if num(r[2]) != 8 || num(r[7]) != 0 || num(r[8]) < 50 {
-			t.Errorf("row %d: %d players, %s overruns, %s inputs applied/s; want 8, 0 and about 140", i, int(num(r[2])), r[7], r[8])
+		// No overrun but those a starved process excuses (one a room
+		// per starved moment; none on an idle machine).
+		if num(r[2]) != 8 || num(r[7]) > 2*num(r[8]) || num(r[9]) < 50 {
+			t.Errorf("row %d: %d players, %s overruns, %s starved, %s inputs applied/s; want 8, at most 2 a starved moment, and about 140",
+				i, int(num(r[2])), r[7], r[8], r[9])
 		}
 	}
 	if last := rows[3]; num(last[4]) < 8 || num(last[3]) != 8+num(last[4]) {
 		t.Errorf("the last row: %s joins, %s leaves; want 8 at the fill plus one per leave, and some leaves", last[3], last[4])
 	}
-	if !regexp.MustCompile(`(?m)^goroutines \d+ at 1\.0s → \d+ at 4\.0s \([+-]\d+, slack 40\); live heap [\d.]+ → [\d.]+ MiB .*; 0 overruns; \d+ inputs applied`).MatchString(stdout) {
+	sum := regexp.MustCompile(`(?m)^goroutines \d+ at 1\.0s → \d+ at 4\.0s \([+-]\d+, slack 40\); live heap [\d.]+ → [\d.]+ MiB .*; (\d+) overruns \((\d+) while starved for a CPU: \d+ moments\); \d+ inputs applied`).FindStringSubmatch(stdout)
+	if sum == nil {
 		t.Errorf("no summary:\n%s", stdout)
+	} else if sum[1] != sum[2] {
+		t.Errorf("summary: %s overruns, %s of them excused; a passing verdict excuses all", sum[1], sum[2])
 	}
 }
 
