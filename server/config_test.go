@@ -136,7 +136,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"rooms", "c.toml", "[auth]\nrooms = \"anyone\"\n", nil, "config: auth.rooms"},
 		{"agones mode", "c.toml", "[agones]\nmode = \"maybe\"\n", nil, "config: agones.mode"},
 		{"limits", "c.toml", "[limits]\nplayers_per_source = 0\n", nil, "config: limits.players_per_source: 0 is below 1"},
-		{"max unlag", "c.toml", "[lagcomp]\nmax_unlag = \"2s\"\n", nil, "config: lagcomp.max_unlag: 2s is outside 0..the window"},
+		{"max unlag", "c.toml", "[lagcomp]\nmax_unlag = \"3s\"\n", nil, "config: lagcomp.max_unlag: 3s is outside 0..the window"},
 		{"bad TOML", "c.toml", "tick_rate = \n", nil, "c.toml"},
 		{"unknown format", "c.ini", "x=1\n", nil, "unknown format"},
 		{"missing file", "", "", nil, ""},

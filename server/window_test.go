@@ -24,9 +24,9 @@ func TestWindowForms(t *testing.T) {
 		ticks int      // the window in effect
 		says  string   // DescribeWindow
 	}{
-		{"default 20 Hz", 20, "", nil, nil, 35, "lagcomp.window 1.75s, 35 ticks at 20 Hz"},
-		{"default 60 Hz", 60, "", nil, nil, 105, "lagcomp.window 1.75s, 105 ticks at 60 Hz"},
-		{"default 128 Hz", 128, "", nil, nil, 224, "lagcomp.window 1.75s, 224 ticks at 128 Hz"},
+		{"default 20 Hz", 20, "", nil, nil, 40, "lagcomp.window 2s, 40 ticks at 20 Hz"},
+		{"default 60 Hz", 60, "", nil, nil, 120, "lagcomp.window 2s, 120 ticks at 60 Hz"},
+		{"default 128 Hz", 128, "", nil, nil, 256, "lagcomp.window 2s, 256 ticks at 128 Hz"},
 		{"duration 20 Hz", 20, `window = "750ms"`, nil, nil, 15, "lagcomp.window 750ms, 15 ticks at 20 Hz"},
 		{"duration 60 Hz", 60, `window = "750ms"`, nil, nil, 45, "lagcomp.window 750ms, 45 ticks at 60 Hz"},
 		{"duration 128 Hz", 128, `window = "750ms"`, nil, nil, 96, "lagcomp.window 750ms, 96 ticks at 128 Hz"},
@@ -107,7 +107,7 @@ func TestWindowErrors(t *testing.T) {
 	// In code, too: the default window and window_ticks together.
 	cfg := DefaultConfig()
 	cfg.LagComp.WindowTicks = 30
-	if err := cfg.validate(false); err == nil || !strings.Contains(err.Error(), "config: lagcomp.window: 1.75s and lagcomp.window_ticks 30 are both set") {
+	if err := cfg.validate(false); err == nil || !strings.Contains(err.Error(), "config: lagcomp.window: 2s and lagcomp.window_ticks 30 are both set") {
 		t.Errorf("both in code: %v", err)
 	}
 	// A max_unlag within the window after rounding up is not beyond it:
@@ -126,7 +126,7 @@ func TestPrintedWindowForm(t *testing.T) {
 	for _, tt := range []struct{ body, has, lacks string }{
 		{"[lagcomp]\nwindow_ticks = 12\n", "window_ticks = 12", "\nwindow = "},
 		{"[lagcomp]\nwindow = \"800ms\"\n", "window = '800ms'", "window_ticks"},
-		{"", "window = '1.75s'", "window_ticks"},
+		{"", "window = '2s'", "window_ticks"},
 	} {
 		cfg, _, err := LoadConfig(writeConfig(t, "c.toml", tt.body), nil, nil)
 		if err != nil {

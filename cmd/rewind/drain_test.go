@@ -262,7 +262,7 @@ func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 		res[0].Players[0].UserID != "alice" || res[0].Players[0].Team != 1 || res[0].Players[1].UserID != "bob" || res[0].Players[1].Team != 2 {
 		t.Errorf("results %+v", res)
 	}
-	if lc := res[0].LagComp; lc.WindowTicks != 35 || lc.WindowSeconds != 1.75 || lc.MaxUnlag != 35 || lc.MaxUnlagSeconds != 1.75 || res[0].TickRate != 20 || res[0].Ticks < 90 {
+	if lc := res[0].LagComp; lc.WindowTicks != 40 || lc.WindowSeconds != 2 || lc.MaxUnlag != 40 || lc.MaxUnlagSeconds != 2 || res[0].TickRate != 20 || res[0].Ticks < 90 {
 		t.Errorf("result settings %+v", res[0])
 	}
 }

@@ -58,11 +58,11 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		}
 		// The other lag-compensation settings, a weapon's cap among them, as
 		// durations (at the recording's 20 Hz) and as ticks alike; the
-		// window is the demo's 1.75 s.
+		// window is the demo's 2 s.
 		for _, args := range [][]string{{"--max-unlag", "300ms", "--resolution", "4", "--max-rewind", "rifle=100ms"},
 			{"--max-unlag", "6", "--resolution", "4", "--max-rewind", "rifle=2"}} {
 			code, out, errOut = runCmd(t, append([]string{"replay", file}, args...)...)
-			if code != 0 || !regexp.MustCompile(`under window=35 max_unlag=6 resolution=4 rifle.max_rewind=2: \d+ hits \(recorded \d+\)`).MatchString(out) {
+			if code != 0 || !regexp.MustCompile(`under window=40 max_unlag=6 resolution=4 rifle.max_rewind=2: \d+ hits \(recorded \d+\)`).MatchString(out) {
 				t.Fatalf("replay %v: exit %d\n%s%s", args, code, out, errOut)
 			}
 		}
