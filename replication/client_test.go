@@ -475,3 +475,43 @@ func TestStallBoundsByThePacketsOwnAge(t *testing.T) {
 		t.Errorf("no acknowledgement: earliest %v, want %v (the smoothed 4 ticks)", a.Earliest, 106-4-2-4)
 	}
 }
+
+// A jump in a client's acknowledgements is a gap of snapshots lost on the
+// way down, across which the client shows the snapshot before it: the
+// bound allows the gap (at most MaxGap) for as long as the client may
+// still show that snapshot, its interpolation delay and two ticks.
+func TestGapInAcknowledgements(t *testing.T) {
+	ch := &fakeChannel{}
+	c := newTestClient(t, ch)
+	for tick := uint32(100); tick <= 150; tick += 2 {
+		snapshot(t, c, ch, tick, t0.Add(time.Duration(tick-100)*50*time.Millisecond))
+	}
+	sent := func(tick uint32) time.Time { return t0.Add(time.Duration(tick-100) * 50 * time.Millisecond) }
+	ack := func(newest, tick uint32, at time.Time) float64 {
+		c.OnInput(packet(newest, 1, tick, at, quic150, true, false), int64(newest), t0)
+		return c.Stats().LagBound
+	}
+	// Without a gap: the round trip's bound, the interpolation delay (2)
+	// and the slack (4).
+	base := func() float64 { return c.Stats().RTTBound.Seconds()*20 + 2 + 4 }
+	if got := ack(103, 100, sent(100).Add(100*time.Millisecond)); !near(got, base()) {
+		t.Fatalf("no gap: lag bound %v, want %v", got, base())
+	}
+	// Snapshots 102 to 108 lost: the acknowledgement jumps 10 ticks, 8
+	// beyond the interval of 2.
+	at := sent(110).Add(100 * time.Millisecond)
+	if got := ack(113, 110, at); !near(got, base()+8) {
+		t.Errorf("after a gap of 8 ticks: lag bound %v, want %v", got, base()+8)
+	}
+	if got := ack(114, protocol.NoTick, at.Add(150*time.Millisecond)); !near(got, base()+8) { // 3 ticks later: still shown
+		t.Errorf("3 ticks after the gap: lag bound %v, want %v", got, base()+8)
+	}
+	if got := ack(115, 112, at.Add(200*time.Millisecond)); !near(got, base()) { // 4 ticks: past it
+		t.Errorf("4 ticks after the gap: lag bound %v, want %v", got, base())
+	}
+	// A longer jump counts MaxGap at most: 500 ms, 10 ticks.
+	at = sent(150).Add(100 * time.Millisecond)
+	if got := ack(153, 150, at); !near(got, base()+10) {
+		t.Errorf("after a gap of 36 ticks: lag bound %v, want %v (MaxGap)", got, base()+10)
+	}
+}
