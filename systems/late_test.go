@@ -253,3 +253,31 @@ func TestLateInputBeforeATeleportRunsNothing(t *testing.T) {
 		t.Errorf("late run %d applied %d moved %d", q.LateRun, q.Applied, got.Life.Moved)
 	}
 }
+
+// Late inputs, simulated again with their shots, allocate nothing once
+// the simulation is warm.
+func TestLateTickAllocatesNothing(t *testing.T) {
+	s := newSim(t, rifle)
+	p := s.SpawnPlayer(PlayerSpec{Team: 1, Controlled: true, Hitbox: stdHitbox, Loadout: []uint16{0}})
+	s.SpawnPlayer(PlayerSpec{Team: 2, Hitbox: stdHitbox, Pos: geom.V(0, 0, 10), Health: 1e9})
+	fire := func(tick int64) ecs.Input {
+		return ecs.Input{Tick: tick, MoveZ: 1, Buttons: ecs.ButtonFire, Shot: uint32(tick), ViewTime: ecs.ViewTimeOf(float64(tick) - 2)}
+	}
+	round := func() {
+		now := s.Now()
+		s.Step() // rooted
+		s.QueueInput(p, fire(now))
+		s.QueueInput(p, fire(now+1))
+		s.Step() // the late one again, then its own
+	}
+	for range 50 {
+		round()
+	}
+	if n := testing.AllocsPerRun(100, round); n != 0 {
+		t.Errorf("%v allocations a round of late inputs", n)
+	}
+	q, _ := s.inputMap.Get(p)
+	if q.LateRun < 150 {
+		t.Errorf("%d late inputs run: the rounds did not make them late", q.LateRun)
+	}
+}
