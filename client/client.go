@@ -219,6 +219,7 @@ type Client struct {
 	offset     geom.Vec3   // display error being smoothed away
 	ackedInput int64       // the newest input tick the server processed, −1: none
 	budget     inputBudget // how many inputs a datagram carries (budget.go)
+	marginSeen bool        // a snapshot brought a margin of the current clock: the settling jump ahead is over
 	reconciled int64       // the InputAck of the last snapshot reconciled against
 	shot       uint16
 	arsenal    arsenal.Arsenal      // the loadout, under the server's rules (arsenal.Use); Fired: the spread sequence

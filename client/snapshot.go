@@ -144,13 +144,17 @@ func (c *Client) stateValid(s *protocol.State) bool {
 // its input was produced on the current clock: from firstTick on, and still
 // in the ring.
 func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
-	if c.settling() {
-		// Settling: the newest snapshot says where the server is at least
-		// (its tick, aged by its age and a round trip: the snapshot's way
-		// here and the next input's way there). The Welcome's estimate was
-		// short when the Welcome itself was held up (a retransmission, a
-		// busy server): jump ahead now rather than lose every input until
-		// the first margins, a round trip and more later, tell.
+	if c.settling() && !c.marginSeen {
+		// Settling, until the first margin: the newest snapshot says where
+		// the server is at least (its tick, aged by its age and a round
+		// trip: the snapshot's way here and the next input's way there).
+		// The Welcome's estimate was short when the Welcome itself was held
+		// up (a retransmission, a busy server): jump ahead now rather than
+		// lose every input until the first margins, a round trip and more
+		// later, tell. Once they have, they know better than any round
+		// trip: one a queue inflated (a thin uplink's handshake) jumped the
+		// clock ahead again after every pause, each jump rooting the ticks
+		// it skipped.
 		rate := float64(c.welcome.TickRate)
 		age := time.Since(at).Seconds() * rate
 		rtt := c.pathRTT().Seconds() * rate
@@ -166,6 +170,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 		t := int64(h.MarginTick)
 		if f := &c.ring[t%ringSize]; t >= c.firstTick && t < c.tick && f.tick == t {
 			m := float64(h.Margin) / 256
+			c.marginSeen = true
 			if m < -maxMarginBehind || m > maxMarginAhead {
 				// Far off: jump to a margin of a couple of ticks.
 				c.jump(int64(math.Ceil(2 - m)))
