@@ -171,9 +171,20 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 		if f := &c.ring[t%ringSize]; t >= c.firstTick && t < c.tick && f.tick == t {
 			m := float64(h.Margin) / 256
 			c.marginSeen = true
-			if m < -maxMarginBehind || m > maxMarginAhead {
-				// Far off: jump to a margin of a couple of ticks.
-				c.jump(int64(math.Ceil(2 - m)))
+			// Far off (the start, a long stall), as the clock stands now (net
+			// of the steering, jumps and pauses since the input was
+			// produced): behind, jump ahead to a margin of a couple of
+			// ticks; ahead, pause as long. A jump back would produce inputs
+			// again for ticks whose inputs the server already holds (and
+			// keeps: later copies are duplicates), so the server would
+			// apply the old ones while the client predicted with the new.
+			switch now := m - f.offset + c.clock.offset; {
+			case now < -maxMarginBehind:
+				c.jump(int64(math.Ceil(2 - now)))
+				return
+			case now > maxMarginAhead:
+				c.scale = 1 + (now - 2)
+				c.stats.ClockJumps++
 				return
 			}
 			c.clock.observe(m, f.offset)
