@@ -183,7 +183,10 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 				c.jump(int64(math.Ceil(2 - now)))
 				return
 			case now > maxMarginAhead:
-				c.scale = 1 + (now - 2)
+				// At most a second at once: inputs keep flowing (a seat
+				// is lost to input_timeout without them), and the next
+				// margins say what is left.
+				c.scale = 1 + min(now-2, float64(c.welcome.TickRate))
 				c.stats.ClockJumps++
 				return
 			}
@@ -203,7 +206,7 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 			// ticks longer. A slew at maxSkew would take ten times as long,
 			// and every input meanwhile claims that much more view lag.
 			if c.clock.n < settleMargins && e < -settlePause {
-				c.scale = 1 - e
+				c.scale = 1 + min(-e, float64(c.welcome.TickRate))
 				c.stats.ClockJumps++
 				return
 			}
