@@ -511,7 +511,8 @@ func (r *room) spawnPoint(team uint8) level.Spawn {
 
 // remove takes a member out of the room: its entity, its seat, its tally.
 func (r *room) remove(mem *member) {
-	r.markPlayed(r.queues.Get(mem.entity).Used)
+	q := r.queues.Get(mem.entity)
+	r.markPlayed(q.Used + q.LateRun)
 	r.sim.Despawn(mem.entity)
 	r.rec.Despawn(mem.entity)
 	delete(r.bySess, mem.sess)
@@ -624,13 +625,16 @@ func (r *room) kickIdle() {
 func idleReason(d time.Duration) string { return "no input for " + d.String() }
 
 // checkSeats applies the seat rule (package coverage): a seat is held by
-// playing. A player whose inputs the room did not have in time for too
-// many of the last window's ticks loses its seat, as an idle player does
-// (close code 5). The check also marks the room played.
+// playing. A player whose inputs the room did not have in time, or late
+// enough to run (systems.InputLate: a stall, a clock that fell behind on a
+// busy client), for too many of the last window's ticks loses its seat,
+// as an idle player does (close code 5). The check also marks the room
+// played.
 func (r *room) checkSeats() {
 	now := r.sim.Now()
 	for _, mem := range r.members {
-		used := r.queues.Get(mem.entity).Used
+		q := r.queues.Get(mem.entity)
+		used := q.Used + q.LateRun
 		r.markPlayed(used)
 		if missed, ticks, broken := r.seats.Check(&mem.covered, now, used); broken && !mem.kicked {
 			r.srv.m.kicked.Inc(kickCoverage)
@@ -640,7 +644,7 @@ func (r *room) checkSeats() {
 }
 
 func coverageReason(missed, ticks int64, share float64, window time.Duration) string {
-	return fmt.Sprintf("too few inputs: none in time for %d of the last %d ticks; a seat needs them for %g%% of every %v",
+	return fmt.Sprintf("too few inputs: none in time (or late enough to run) for %d of the last %d ticks; a seat needs them for %g%% of every %v",
 		missed, ticks, 100*share, window)
 }
 
