@@ -42,13 +42,6 @@ type Client struct {
 	// halved: flow control found the path bad, and the client gets every
 	// other snapshot.
 	halved bool
-	// gap is the ticks of snapshots the client's last jump in its
-	// acknowledgements skipped (lost on the way down, at most MaxGap),
-	// measured at gapAt: across such a gap a client shows the snapshot
-	// before it, at that snapshot's time, until it renders past the one
-	// after (docs/protocol.md, "Across a lost snapshot").
-	gap   float64
-	gapAt time.Time
 	// confirms are the hits to repeat in snapshots until acknowledged.
 	confirms []pendingConfirm
 
@@ -61,13 +54,6 @@ type Client struct {
 // keep-alive), so after a path slows down (a mobile handover's spike of a
 // second or two) its estimate follows a few seconds late.
 const RTTDisagreement = 5 * time.Second
-
-// MaxGap is the longest gap in a client's acknowledgements the view-lag
-// bound allows for: a burst of loss on the way down that long (a handover,
-// a Gilbert–Elliott burst) leaves the client showing the snapshot before
-// it. A client that skips acknowledging snapshots it had gains at most
-// this much, while it skips.
-const MaxGap = 500 * time.Millisecond
 
 // Arrived is what a packet's arrival told the room.
 type Arrived struct {
@@ -110,21 +96,7 @@ func (c *Client) OnInput(p *Packet, now int64, tickStart time.Time) Arrived {
 				a.RTT, c.rttObserved = c.rtt.SRTT, p.At
 			}
 		}
-		interval := float64(c.r.cfg.Interval)
-		if c.halved {
-			interval *= 2
-		}
-		if c.acked != protocol.NoTick {
-			if gap := float64(ack-c.acked) - interval; gap > 0 {
-				c.gap, c.gapAt = min(gap, c.r.maxGap), p.At
-			}
-		}
 		c.acked = ack
-	}
-	// Across a gap, for as long as the client may still show the snapshot
-	// before it: its interpolation delay and two ticks.
-	if c.gap > 0 && p.At.Sub(c.gapAt).Seconds()*float64(c.r.cfg.TickRate) < c.interp+2 {
-		slack += c.gap
 	}
 	var rtt time.Duration
 	rtt, a.Flagged = c.grant(p)

@@ -36,7 +36,6 @@ type Replicator struct {
 	// may keep a snapshot before its next input; QUIC's, taken until the
 	// first sample, does not, and gets that tick added.
 	lagSlack float64
-	maxGap   float64 // MaxGap, ticks
 	// rttMargin is how far the round trip a client's acknowledgements
 	// show may exceed QUIC's own estimate before it is capped there: the
 	// tick a client may hold a snapshot before the input that
@@ -61,7 +60,6 @@ func New(c Config) (*Replicator, error) {
 	tick := time.Second / time.Duration(c.TickRate)
 	return &Replicator{cfg: c, tickEvery: tick,
 		lagSlack:  float64(c.Interval) + 1 + c.ticks(c.ViewLagTolerance),
-		maxGap:    c.ticks(MaxGap),
 		rttMargin: tick + c.RTTMargin}, nil
 }
 
