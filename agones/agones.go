@@ -120,6 +120,13 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/shutdown", empty{}, nil)
 }
 
+// Allocate moves the GameServer to the state Allocated itself (POST
+// /allocate), as an allocation would, without metadata or Counter and List
+// actions: an Allocated GameServer is not deleted by a Fleet's scale down.
+func (c *Client) Allocate(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/allocate", empty{}, nil)
+}
+
 // Reserve moves the GameServer to the state Reserved for d (POST /reserve),
 // after which Agones moves it back to Ready; while it is reserved it is
 // neither allocated nor deleted by a scale down. The SDK takes whole seconds:
@@ -262,6 +269,48 @@ func (c *Client) AddListValue(ctx context.Context, list, value string) error {
 // /v1beta1/lists/{list}:removeValue). A value not in the list is an error.
 func (c *Client) RemoveListValue(ctx context.Context, list, value string) error {
 	return c.do(ctx, http.MethodPost, "/v1beta1/lists/"+url.PathEscape(list)+":removeValue", listValue{value}, nil)
+}
+
+// CounterUpdate is a change of a Counter: a count and a capacity to set
+// (nil: unchanged), and a difference to add to the count. The SDK server
+// applies the capacity first, then the count, then the difference, and
+// refuses a change that leaves the count outside [0, capacity].
+type CounterUpdate struct {
+	Count, Capacity *int64
+	CountDiff       int64
+}
+
+// UpdateCounter changes the GameServer's Counter named name (PATCH
+// /v1beta1/counters/{name}) and returns the Counter as the SDK server
+// expects it once its batched updates are applied. The Counter must be
+// declared in the GameServer's spec.counters. A difference is relative, so
+// concurrent allocations' increments are kept; an update whose answer is
+// lost may have been applied, so callers should read the Counter back (from
+// the watch) before they repeat one. Counters are a beta feature, like
+// lists.
+func (c *Client) UpdateCounter(ctx context.Context, name string, u CounterUpdate) (Counter, error) {
+	// The body is beta.CounterUpdateRequest: int64 values as strings,
+	// count and capacity as Int64Value (absent: unchanged).
+	body := struct {
+		Count     *int64 `json:"count,omitempty,string"`
+		Capacity  *int64 `json:"capacity,omitempty,string"`
+		CountDiff int64  `json:"countDiff,omitempty,string"`
+	}{u.Count, u.Capacity, u.CountDiff}
+	var w wireCounter
+	if err := c.do(ctx, http.MethodPatch, "/v1beta1/counters/"+url.PathEscape(name), body, &w); err != nil {
+		return Counter{}, err
+	}
+	return Counter{Count: int64(w.Count), Capacity: int64(w.Capacity)}, nil
+}
+
+// GetCounter returns the GameServer's Counter named name (GET
+// /v1beta1/counters/{name}), with the SDK server's batched updates applied.
+func (c *Client) GetCounter(ctx context.Context, name string) (Counter, error) {
+	var w wireCounter
+	if err := c.do(ctx, http.MethodGet, "/v1beta1/counters/"+url.PathEscape(name), nil, &w); err != nil {
+		return Counter{}, err
+	}
+	return Counter{Count: int64(w.Count), Capacity: int64(w.Capacity)}, nil
 }
 
 // do sends a request with body encoded as JSON (none if body is nil) and

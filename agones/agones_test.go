@@ -3,6 +3,7 @@ package agones_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -45,8 +46,17 @@ func newClient(fake *agonestest.Server) *agones.Client {
 func TestCalls(t *testing.T) {
 	fake := agonestest.New(t)
 	fake.SetList("players", 10)
+	fake.SetCounter("rooms", 0, 4)
 	c := newClient(fake)
 	ctx := t.Context()
+	counter := func(count, capacity int64) func(*testing.T) {
+		return func(t *testing.T) {
+			if n, c, _ := fake.Counter("rooms"); n != count || c != capacity {
+				t.Errorf("counter rooms %d/%d, want %d/%d", n, c, count, capacity)
+			}
+		}
+	}
+	two, three := int64(2), int64(3)
 
 	state := func(want string) func(*testing.T) {
 		return func(t *testing.T) {
@@ -113,6 +123,26 @@ func TestCalls(t *testing.T) {
 			agonestest.Call{Method: "POST", Path: "/v1beta1/lists/players:addValue", Body: `{"value":"player9"}`}, listValues("player9")},
 		{"RemoveListValue", func() error { return c.RemoveListValue(ctx, "players", "player9") },
 			agonestest.Call{Method: "POST", Path: "/v1beta1/lists/players:removeValue", Body: `{"value":"player9"}`}, listValues()},
+		{"UpdateCounter/diff", func() error { _, err := c.UpdateCounter(ctx, "rooms", agones.CounterUpdate{CountDiff: 1}); return err },
+			agonestest.Call{Method: "PATCH", Path: "/v1beta1/counters/rooms", Body: `{"countDiff":"1"}`}, counter(1, 4)},
+		{"UpdateCounter/set", func() error {
+			_, err := c.UpdateCounter(ctx, "rooms", agones.CounterUpdate{Count: &two, Capacity: &three})
+			return err
+		},
+			agonestest.Call{Method: "PATCH", Path: "/v1beta1/counters/rooms", Body: `{"count":"2","capacity":"3"}`}, counter(2, 3)},
+		{"GetCounter", func() error {
+			got, err := c.GetCounter(ctx, "rooms")
+			if err == nil && got != (agones.Counter{Count: 2, Capacity: 3}) {
+				err = fmt.Errorf("GetCounter %+v", got)
+			}
+			return err
+		},
+			agonestest.Call{Method: "GET", Path: "/v1beta1/counters/rooms", Body: ``}, nil},
+		{"UpdateCounter/set", func() error {
+			_, err := c.UpdateCounter(ctx, "rooms", agones.CounterUpdate{Count: new(int64), Capacity: &three})
+			return err
+		},
+			agonestest.Call{Method: "PATCH", Path: "/v1beta1/counters/rooms", Body: `{"count":"0","capacity":"3"}`}, counter(0, 3)},
 		{"GameServer", func() (err error) { gs, err = c.GameServer(ctx); return err },
 			agonestest.Call{Method: "GET", Path: "/gameserver", Body: ``},
 			func(t *testing.T) {
@@ -121,7 +151,9 @@ func TestCalls(t *testing.T) {
 					Labels:      map[string]string{"agones.dev/sdk-map": "de_dust"},
 					Annotations: map[string]string{"agones.dev/sdk-match": "m 42/7"},
 					State:       "Reserved", Address: "127.0.0.1",
-					Ports: []agones.Port{{Name: "default", Port: 7777}},
+					Ports:    []agones.Port{{Name: "default", Port: 7777}},
+					Lists:    map[string]agones.List{"players": {Capacity: 10, Values: []string{}}},
+					Counters: map[string]agones.Counter{"rooms": {Count: 0, Capacity: 3}},
 				}
 				if !reflect.DeepEqual(gs, want) {
 					t.Errorf("GameServer\n got %+v\nwant %+v", gs, want)
@@ -224,7 +256,10 @@ func TestGameServerDecoding(t *testing.T) {
 				"agones.dev/sdk-match":          "m-42",
 			},
 			State: "Allocated", Address: "10.128.0.17",
-			Ports: []agones.Port{{Name: "game", Port: 7412}, {Name: "admin", Port: 7413}},
+			Ports:    []agones.Port{{Name: "game", Port: 7412}, {Name: "admin", Port: 7413}},
+			Counters: map[string]agones.Counter{"rooms": {Count: 1, Capacity: 10}},
+			Lists:    map[string]agones.List{"players": {Capacity: 100, Values: []string{"player0", "player1"}}},
+			Players:  []string{"uzh7i", "3zh7i"},
 		},
 	}, {
 		// Empty maps and lists, an unset message as null, as EmitUnpopulated

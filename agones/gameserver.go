@@ -25,6 +25,27 @@ type GameServer struct {
 
 	// Ports are the ports players connect to on Address.
 	Ports []Port
+
+	// Counters and Lists are the GameServer's Counters and Lists (beta,
+	// feature gate CountsAndLists), by name; nil when it has none.
+	Counters map[string]Counter
+	Lists    map[string]List
+
+	// Players are the ids of the connected players (alpha player
+	// tracking), nil when there are none or the feature is off.
+	Players []string
+}
+
+// Counter is a Counter of a GameServer: a count within a capacity.
+type Counter struct {
+	Count, Capacity int64
+}
+
+// List is a List of a GameServer: values (each at most once) within a
+// capacity.
+type List struct {
+	Capacity int64
+	Values   []string
 }
 
 // Port is a port of a GameServer: the name it has in the GameServer's spec
@@ -55,9 +76,32 @@ type wireObjectMeta struct {
 }
 
 type wireGSStatus struct {
-	State   string     `json:"state"`
-	Address string     `json:"address"`
-	Ports   []wirePort `json:"ports"`
+	State    string                  `json:"state"`
+	Address  string                  `json:"address"`
+	Ports    []wirePort              `json:"ports"`
+	Players  *wirePlayers            `json:"players"`
+	Counters map[string]wireCounter  `json:"counters"`
+	Lists    map[string]wireListBody `json:"lists"`
+}
+
+type wirePlayers struct {
+	IDs []string `json:"ids"`
+}
+
+// wireCounter is a Counter in a GameServer's status, and the beta.Counter
+// message the counter calls answer (which adds its name).
+type wireCounter struct {
+	Name     string    `json:"name"`
+	Count    flexInt64 `json:"count"`
+	Capacity flexInt64 `json:"capacity"`
+}
+
+// wireListBody is a List in a GameServer's status, and the beta.List
+// message the list calls answer (which adds its name).
+type wireListBody struct {
+	Name     string    `json:"name"`
+	Capacity flexInt64 `json:"capacity"`
+	Values   []string  `json:"values"`
 }
 
 type wirePort struct {
@@ -87,6 +131,28 @@ func (n *flexInt32) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// flexInt64 is an int64 that decodes from a JSON string, as the gateway
+// writes int64 values, or from a JSON number.
+type flexInt64 int64
+
+func (n *flexInt64) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	s := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("int64 %s: %w", b, err)
+	}
+	*n = flexInt64(v)
+	return nil
+}
+
 // gameServer returns the GameServer w encodes.
 func (w *wireGameServer) gameServer() GameServer {
 	var gs GameServer
@@ -105,6 +171,21 @@ func (w *wireGameServer) gameServer() GameServer {
 		gs.Address = st.Address
 		for _, p := range st.Ports {
 			gs.Ports = append(gs.Ports, Port{Name: p.Name, Port: int32(p.Port)})
+		}
+		if st.Players != nil && len(st.Players.IDs) > 0 {
+			gs.Players = st.Players.IDs
+		}
+		for name, c := range st.Counters {
+			if gs.Counters == nil {
+				gs.Counters = make(map[string]Counter, len(st.Counters))
+			}
+			gs.Counters[name] = Counter{Count: int64(c.Count), Capacity: int64(c.Capacity)}
+		}
+		for name, l := range st.Lists {
+			if gs.Lists == nil {
+				gs.Lists = make(map[string]List, len(st.Lists))
+			}
+			gs.Lists[name] = List{Capacity: int64(l.Capacity), Values: l.Values}
 		}
 	}
 	return gs

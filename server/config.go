@@ -149,9 +149,26 @@ type AgonesConfig struct {
 	// PlayersList), "alpha" (player tracking), "none".
 	Players     string `koanf:"players"`
 	PlayersList string `koanf:"players_list"`
-	// OneMatch shuts the GameServer down (Agones' Shutdown) once its
-	// allocated match has closed: one match per process.
-	OneMatch bool `koanf:"one_match"`
+	// Matches is how allocations name their matches: "annotation" (the
+	// allocation's annotation or label MatchKey names one match; the
+	// server hosts one allocation at a time) or "list" (high density:
+	// each allocation adds its match's id to the List MatchesList and one
+	// to the Counter RoomsCounter; the server hosts up to MaxMatches at
+	// once and may be re-allocated while Allocated).
+	Matches      string `koanf:"matches"`
+	MatchesList  string `koanf:"matches_list"`
+	RoomsCounter string `koanf:"rooms_counter"`
+	// MaxMatches is how many matches the server hosts at once: the
+	// capacity it gives the Counter RoomsCounter. 1 with "annotation".
+	MaxMatches int `koanf:"max_matches"`
+	// RetireAfterMatches retires the server after it has hosted this many
+	// matches (0: never): it takes no more allocations, and once its last
+	// match has ended it shuts the GameServer down (Agones' Shutdown), so a
+	// Fleet's rolling update replaces it. 1 is one match per process.
+	RetireAfterMatches int `koanf:"retire_after_matches"`
+	// RetireAfter retires the server, likewise, once it has run this long
+	// (0: never).
+	RetireAfter time.Duration `koanf:"retire_after"`
 }
 
 // DatagramsConfig configures how inputs and snapshots travel, and the
@@ -329,7 +346,8 @@ func DefaultConfig() Config {
 			ReplayCache: 65536, Rooms: RoomsByToken},
 		Limits: LimitsConfig{HandshakesPerSource: 16, PlayersPerSource: 64, RoomsPerSource: 8, JoinsPerSecond: 5, JoinBurst: 20},
 		Agones: AgonesConfig{Mode: "auto", ReadyTimeout: 30 * time.Second, HealthPeriod: 2 * time.Second, MatchKey: "rewind.gg/match",
-			Players: "list", PlayersList: "players", OneMatch: true},
+			Players: "list", PlayersList: "players", Matches: "annotation", MatchesList: "matches", RoomsCounter: "rooms",
+			MaxMatches: 1, RetireAfterMatches: 1},
 		Datagrams: DatagramsConfig{Channel: ChannelSealed, BadLoss: 0.25, BadRTT: 1500 * time.Millisecond, Recover: 10 * time.Second},
 		Record:    RecordConfig{FlushInterval: time.Second},
 		Admin:     AdminConfig{Listen: "127.0.0.1:9090"},
@@ -659,6 +677,7 @@ func unknownKeys(k *koanf.Koanf, known map[string]bool, where string) error {
 // removedKeys are keys of earlier versions, with where their setting went.
 var removedKeys = map[string]string{
 	"arena.speed": "each class moves at its own speed, movement.run_speed of its class in the weapons file (docs/weapons.md)",
+	"agones.one_match": "agones.retire_after_matches replaced it: 1 is one match per process (one_match = true), 0 never retires (one_match = false)",
 }
 
 func topOf(key string) string {
@@ -715,7 +734,10 @@ func configMap(c *Config) map[string]any {
 		"agones.mode": c.Agones.Mode, "agones.sdk_address": c.Agones.SDKAddress, "agones.fail_open": c.Agones.FailOpen,
 		"agones.ready_timeout": c.Agones.ReadyTimeout.String(),
 		"agones.health_period": c.Agones.HealthPeriod.String(), "agones.match_key": c.Agones.MatchKey,
-		"agones.players": c.Agones.Players, "agones.players_list": c.Agones.PlayersList, "agones.one_match": c.Agones.OneMatch,
+		"agones.players": c.Agones.Players, "agones.players_list": c.Agones.PlayersList,
+		"agones.matches": c.Agones.Matches, "agones.matches_list": c.Agones.MatchesList, "agones.rooms_counter": c.Agones.RoomsCounter,
+		"agones.max_matches": c.Agones.MaxMatches, "agones.retire_after_matches": c.Agones.RetireAfterMatches,
+		"agones.retire_after": c.Agones.RetireAfter.String(),
 		"results.file": c.Results.File,
 		"record.dir":   c.Record.Dir, "record.flush_interval": c.Record.FlushInterval.String(),
 		"datagrams.channel": c.Datagrams.Channel, "datagrams.bad_loss": c.Datagrams.BadLoss,
@@ -1036,6 +1058,24 @@ func (c *Config) validateHosting() error {
 		return bad("agones.players_list", "empty, with agones.players = list")
 	case g.MatchKey == "":
 		return bad("agones.match_key", "empty")
+	case g.Matches != "annotation" && g.Matches != "list":
+		return bad("agones.matches", "%q is not annotation or list", g.Matches)
+	case g.Matches == "list" && g.MatchesList == "":
+		return bad("agones.matches_list", "empty, with agones.matches = list")
+	case g.Matches == "list" && g.RoomsCounter == "":
+		return bad("agones.rooms_counter", "empty, with agones.matches = list")
+	case g.Matches == "list" && g.Players == "list" && g.MatchesList == g.PlayersList:
+		return bad("agones.matches_list", "%q is also agones.players_list", g.MatchesList)
+	case g.MaxMatches < 1:
+		return bad("agones.max_matches", "%d is below 1", g.MaxMatches)
+	case g.Matches == "annotation" && g.MaxMatches != 1:
+		return bad("agones.max_matches", "%d, but an annotation names one match: set agones.matches = list to host several", g.MaxMatches)
+	case g.Matches == "list" && g.MaxMatches > 1000:
+		return bad("agones.max_matches", "%d is above 1000, the capacity limit of an Agones List", g.MaxMatches)
+	case g.RetireAfterMatches < 0:
+		return bad("agones.retire_after_matches", "%d is negative", g.RetireAfterMatches)
+	case g.RetireAfter < 0:
+		return bad("agones.retire_after", "%v is negative", g.RetireAfter)
 	}
 	if g.SDKAddress != "" {
 		if _, _, err := net.SplitHostPort(g.SDKAddress); err != nil {

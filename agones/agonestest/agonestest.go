@@ -50,11 +50,14 @@ type Server struct {
 	done      chan struct{} // closed by Close: the watch streams end
 	closeOnce sync.Once
 
-	mu       sync.Mutex
-	calls    []Call
-	changed  chan struct{} // closed and replaced whenever a call is recorded
-	gs       gameServer
-	watchers map[*watcher]struct{}
+	mu          sync.Mutex
+	calls       []Call
+	times       []time.Time   // when each call was received
+	changed     chan struct{} // closed and replaced whenever a call is recorded
+	gs          gameServer
+	watchers    map[*watcher]struct{}
+	outage      bool // every call is answered 503, as the gateway answers gRPC Unavailable
+	allocations int
 }
 
 // gameServer is the state of the fake's GameServer.
@@ -67,6 +70,12 @@ type gameServer struct {
 	playerCapacity       int64
 	players              []string
 	lists                map[string]*list
+	counters             map[string]*counter
+}
+
+// counter is a counter of the GameServer's status.counters.
+type counter struct {
+	count, capacity int64
 }
 
 // list is a list of the GameServer's status.lists.
@@ -78,7 +87,8 @@ type list struct {
 // watcher is a GET /watch/gameserver stream.
 type watcher struct {
 	queue  [][]byte      // chunks not sent yet, under Server.mu
-	signal chan struct{} // capacity 1: queue has chunks
+	ended  bool          // an outage ended the stream, under Server.mu
+	signal chan struct{} // capacity 1: queue has chunks, or ended
 }
 
 // metadataPrefix is the prefix the SDK server gives the keys of the labels
@@ -114,6 +124,7 @@ func New(t testing.TB) *Server {
 			address:         "127.0.0.1",
 			ports:           []agones.Port{{Name: "default", Port: 7777}},
 			lists:           map[string]*list{},
+			counters:        map[string]*counter{},
 		},
 	}
 	s.srv = &httptest.Server{
@@ -147,6 +158,20 @@ func (s *Server) Calls() []Call {
 	return slices.Clone(s.calls)
 }
 
+// CallTimes returns when the calls with method and path were received, in
+// order.
+func (s *Server) CallTimes(method, path string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var at []time.Time
+	for i, c := range s.calls {
+		if c.Method == method && c.Path == path {
+			at = append(at, s.times[i])
+		}
+	}
+	return at
+}
+
 // Await waits until the fake has received at least n calls with method and
 // path, or ctx ends. A call is counted once its effect on the GameServer is
 // made.
@@ -177,7 +202,7 @@ func (s *Server) GameServer() agones.GameServer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	gs := s.gs
-	return agones.GameServer{
+	out := agones.GameServer{
 		Name:        gs.name,
 		Namespace:   gs.namespace,
 		Labels:      cloneNonEmpty(gs.labels),
@@ -185,6 +210,113 @@ func (s *Server) GameServer() agones.GameServer {
 		State:       gs.state,
 		Address:     gs.address,
 		Ports:       slices.Clone(gs.ports),
+	}
+	// As the client decodes the wire: nil when empty.
+	if len(gs.players) > 0 {
+		out.Players = slices.Clone(gs.players)
+	}
+	for name, c := range gs.counters {
+		if out.Counters == nil {
+			out.Counters = map[string]agones.Counter{}
+		}
+		out.Counters[name] = agones.Counter{Count: c.count, Capacity: c.capacity}
+	}
+	for name, l := range gs.lists {
+		if out.Lists == nil {
+			out.Lists = map[string]agones.List{}
+		}
+		out.Lists[name] = agones.List{Capacity: l.capacity, Values: nonNil(slices.Clone(l.values))}
+	}
+	return out
+}
+
+// Allocation is what a GameServerAllocation does to the GameServer it
+// selects (allocation.agones.dev/v1, spec.metadata, spec.counters and
+// spec.lists; pkg/apis/allocation/v1/gameserverallocation.go,
+// CounterActions and ListActions): metadata merged in, Counters incremented,
+// values appended to Lists.
+type Allocation struct {
+	Labels, Annotations map[string]string
+	// Increment is, by Counter, the amount of an Increment action. Like
+	// Agones, the fake skips an action the Counter cannot take (past its
+	// capacity, or an undeclared Counter) and allocates all the same.
+	Increment map[string]int64
+	// AddValues are, by List, the values of an addValues action.
+	// Duplicates are ignored, as are values past the List's capacity.
+	AddValues map[string][]string
+}
+
+// AllocateWith allocates the GameServer as a GameServerAllocation that
+// selected it does: the state becomes Allocated (a re-allocation of an
+// Allocated GameServer, Agones' high-density pattern, keeps it), the
+// annotation agones.dev/last-allocated is set to a new value, and a's
+// metadata and Counter and List actions are applied, in one update of the
+// GameServer, which every watch stream receives.
+func (s *Server) AllocateWith(a Allocation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.allocations++
+	s.gs.state = "Allocated"
+	s.gs.annotations["agones.dev/last-allocated"] = time.Unix(creationTimestamp+int64(s.allocations), 0).UTC().Format(time.RFC3339)
+	maps.Copy(s.gs.labels, a.Labels)
+	maps.Copy(s.gs.annotations, a.Annotations)
+	for name, n := range a.Increment {
+		if c, ok := s.gs.counters[name]; ok && c.count+n <= c.capacity {
+			c.count += n
+		}
+	}
+	for name, values := range a.AddValues {
+		l, ok := s.gs.lists[name]
+		if !ok {
+			continue
+		}
+		for _, v := range values {
+			if !slices.Contains(l.values, v) && int64(len(l.values)) < l.capacity {
+				l.values = append(l.values, v)
+			}
+		}
+	}
+	s.publishLocked()
+}
+
+// SetCounter declares the Counter name in the GameServer with count and
+// capacity, as spec.counters would. Every watch stream receives the
+// GameServer.
+func (s *Server) SetCounter(name string, count, capacity int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gs.counters[name] = &counter{count: count, capacity: capacity}
+	s.publishLocked()
+}
+
+// Counter returns the count and capacity of the Counter name, and whether
+// there is one.
+func (s *Server) Counter(name string) (count, capacity int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.gs.counters[name]
+	if !ok {
+		return 0, 0, false
+	}
+	return c.count, c.capacity, true
+}
+
+// SetOutage starts (true) or ends an outage of the SDK server, as when its
+// sidecar restarts: meanwhile every call is answered 503 with gRPC code 14
+// Unavailable (grpc-gateway's HTTPStatusFromCode) and recorded, and the
+// watch streams end. The GameServer keeps its state.
+func (s *Server) SetOutage(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outage = down
+	if down {
+		for w := range s.watchers {
+			w.ended = true
+			select {
+			case w.signal <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 
@@ -248,6 +380,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, call, fail(codeInvalidArgument, "reading the body: %v", err))
 		return
 	}
+	s.mu.Lock()
+	down := s.outage
+	s.mu.Unlock()
+	if down {
+		s.answer(w, call, fail(codeUnavailable, "agonestest: the SDK server is unavailable (an outage)"))
+		return
+	}
 	e, param, miss := route(r.Method, r.URL.Path)
 	if e == nil {
 		s.answer(w, call, miss)
@@ -283,6 +422,7 @@ func (s *Server) answer(w http.ResponseWriter, call Call, rep reply) {
 // recordLocked records call and wakes Await.
 func (s *Server) recordLocked(call Call) {
 	s.calls = append(s.calls, call)
+	s.times = append(s.times, time.Now())
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
@@ -342,9 +482,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, call Call) {
 		case <-wt.signal:
 		}
 		s.mu.Lock()
-		queue := wt.queue
+		queue, ended := wt.queue, wt.ended
 		wt.queue = nil
 		s.mu.Unlock()
+		if ended {
+			return
+		}
 		for _, chunk := range queue {
 			if _, err := w.Write(chunk); err != nil {
 				return
@@ -379,6 +522,7 @@ const (
 	codeInvalidArgument = 3
 	codeNotFound        = 5
 	codeUnimplemented   = 12
+	codeUnavailable     = 14
 )
 
 // reply is an answer: a status and a body encoded as JSON (none if nil).
@@ -401,6 +545,7 @@ func fail(code int, format string, args ...any) reply {
 		codeInvalidArgument: http.StatusBadRequest,
 		codeNotFound:        http.StatusNotFound,
 		codeUnimplemented:   http.StatusNotImplemented,
+		codeUnavailable:     http.StatusServiceUnavailable,
 	}[code]
 	return reply{status, wireStatus{Code: code, Message: fmt.Sprintf(format, args...), Details: []any{}}}
 }

@@ -44,6 +44,7 @@ func do(t *testing.T, fake *agonestest.Server, method, path, body string) (int, 
 func TestAnswers(t *testing.T) {
 	fake := agonestest.New(t)
 	fake.SetList("l", 2, "x")
+	fake.SetCounter("rooms", 1, 3)
 	const (
 		methodNotAllowed = `{"code":12,"message":"Method Not Allowed","details":[]}`
 		notFound         = `{"code":5,"message":"Not Found","details":[]}`
@@ -110,7 +111,20 @@ func TestAnswers(t *testing.T) {
 		{"POST", "/v1beta1/lists/l:addValue", `{"name":"l","value":"w"}`, 400, `{"code":3,"message":"agonestest: unknown field \"name\" in the body of POST /v1beta1/lists/{name}:addValue","details":[]}`},
 		// The gateway takes "l:addValue" for the name of GET's {name}.
 		{"GET", "/v1beta1/lists/l:addValue", ``, 500, `{"code":2,"message":"list not found: l:addValue","details":[]}`},
-		{"PATCH", "/v1beta1/counters/rooms", `{"count":"1"}`, 501, `{"code":12,"message":"agonestest: PATCH /v1beta1/counters/{name} is not modeled by the fake","details":[]}`},
+
+		// Counters (the fake's Counter rooms is declared below, with a
+		// count of 1 and a capacity of 3).
+		{"PATCH", "/v1beta1/counters/none", `{"countDiff":"1"}`, 500, `{"code":2,"message":"counter not found: none","details":[]}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{}`, 500, `{"code":2,"message":"invalid argument. Malformed CounterUpdateRequest: name:\"rooms\"","details":[]}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{"countDiff":"-2"}`, 500, `{"code":2,"message":"out of range. Count must be within range [0,Capacity]. Found Count: -1, Capacity: 3","details":[]}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{"countDiff":"1"}`, 200, `{"name":"rooms","count":"2","capacity":"3"}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{"capacity":"2","countDiff":-1}`, 200, `{"name":"rooms","count":"1","capacity":"2"}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{"countDiff":"1"}`, 200, `{"name":"rooms","count":"2","capacity":"2"}`},
+		// A capacity below the count truncates it.
+		{"PATCH", "/v1beta1/counters/rooms", `{"capacity":"1"}`, 200, `{"name":"rooms","count":"1","capacity":"1"}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{"count":"0","capacity":"5"}`, 200, `{"name":"rooms","count":"0","capacity":"5"}`},
+		{"PATCH", "/v1beta1/counters/rooms", `{"count_diff":"1"}`, 400, `{"code":3,"message":"agonestest: unknown field \"count_diff\" in the body of PATCH /v1beta1/counters/{name}","details":[]}`},
+		{"GET", "/v1beta1/counters/rooms", ``, 200, `{"name":"rooms","count":"0","capacity":"5"}`},
 
 		{"POST", "/shutdown", `{}`, 200, `{}`},
 	}

@@ -27,8 +27,9 @@ const (
 
 // field is a documented field of a request body.
 type field struct {
-	name string
-	kind kind
+	name     string
+	kind     kind
+	optional bool // may be absent (a wrapper or a zero int64 the client leaves out)
 }
 
 // args are the arguments of a call: the path parameter and the body fields.
@@ -50,13 +51,16 @@ type endpoint struct {
 }
 
 var (
-	empty      = []field{}
-	keyValue   = []field{{"key", kindString}, {"value", kindString}}
-	playerID   = []field{{"playerID", kindString}}
-	count      = []field{{"count", kindInt64}}
-	listValue  = []field{{"value", kindString}}
-	okEmpty    = struct{}{}
-	notModeled = func(what string) func(*Server, args) reply {
+	empty     = []field{}
+	keyValue  = []field{{"key", kindString, false}, {"value", kindString, false}}
+	playerID  = []field{{"playerID", kindString, false}}
+	count     = []field{{"count", kindInt64, false}}
+	listValue = []field{{"value", kindString, false}}
+	// counterUpdate is beta.CounterUpdateRequest, the body of UpdateCounter
+	// (its name comes from the path).
+	counterUpdate = []field{{"count", kindInt64, true}, {"capacity", kindInt64, true}, {"countDiff", kindInt64, true}}
+	okEmpty       = struct{}{}
+	notModeled    = func(what string) func(*Server, args) reply {
 		return func(*Server, args) reply {
 			return fail(codeUnimplemented, "agonestest: %s is not modeled by the fake", what)
 		}
@@ -87,7 +91,7 @@ var endpoints = []endpoint{
 	}},
 	// Reserve: POST /reserve {"seconds": "5"} (Duration; int64, 0 is
 	// forever). The fake does not move back to Ready when the time is up.
-	{method: "POST", pattern: "/reserve", fields: []field{{"seconds", kindInt64}}, serve: func(s *Server, _ args) reply {
+	{method: "POST", pattern: "/reserve", fields: []field{{"seconds", kindInt64, false}}, serve: func(s *Server, _ args) reply {
 		return s.setStateReply("Reserved")
 	}},
 	// GetGameServer: GET /gameserver, answered with the GameServer.
@@ -225,11 +229,61 @@ var endpoints = []endpoint{
 		s.publishLocked()
 		return ok(wireList{name, l.capacity, nonNil(slices.Clone(l.values))})
 	}},
-	// UpdateList, GetCounter and UpdateCounter exist, but the fake does not
-	// model them: 501.
+	// GetCounter: GET /v1beta1/counters/{name}, answered with the Counter.
+	{method: "GET", pattern: "/v1beta1/counters/{name}", serve: func(s *Server, a args) reply {
+		c, found := s.gs.counters[a.param]
+		if !found {
+			return fail(codeUnknown, "counter not found: %s", a.param)
+		}
+		return ok(wireCounterMsg{a.param, c.count, c.capacity})
+	}},
+	// UpdateCounter: PATCH /v1beta1/counters/{name} with the
+	// CounterUpdateRequest {"count": "5", "capacity": "11", "countDiff":
+	// "-1"} (count and capacity are Int64Value wrappers: absent means
+	// unchanged; countDiff 0 may be left out), answered with the Counter.
+	// sdkserver.go UpdateCounter: a request that changes nothing is
+	// malformed; the capacity is set first (not below 0), then the count
+	// (within [0, capacity]), then the difference added (the result within
+	// [0, capacity]); a count left above the capacity is truncated to it
+	// when the update is applied. Every failure is a plain error, so 500.
+	{method: "PATCH", pattern: "/v1beta1/counters/{name}", fields: counterUpdate, serve: func(s *Server, a args) reply {
+		c, found := s.gs.counters[a.param]
+		count, hasCount := a.num["count"]
+		capacity, hasCapacity := a.num["capacity"]
+		diff := a.num["countDiff"]
+		switch {
+		case diff == 0 && !hasCount && !hasCapacity:
+			return fail(codeUnknown, "invalid argument. Malformed CounterUpdateRequest: name:%q", a.param)
+		case !found:
+			return fail(codeUnknown, "counter not found: %s", a.param)
+		case hasCapacity && capacity < 0:
+			return fail(codeUnknown, "out of range. Capacity must be greater than or equal to 0. Found Capacity: %d", capacity)
+		}
+		next := *c
+		if hasCapacity {
+			next.capacity = capacity
+		}
+		if hasCount {
+			if count < 0 || count > next.capacity {
+				return fail(codeUnknown, "out of range. Count must be within range [0,Capacity]. Found Count: %d, Capacity: %d", count, next.capacity)
+			}
+			next.count = count
+		}
+		if diff != 0 {
+			if n := next.count + diff; n < 0 || n > next.capacity {
+				return fail(codeUnknown, "out of range. Count must be within range [0,Capacity]. Found Count: %d, Capacity: %d", n, next.capacity)
+			}
+			next.count += diff
+		}
+		// A capacity below the count truncates the count when the update
+		// is applied (updateCounter).
+		next.count = min(next.count, next.capacity)
+		*c = next
+		s.publishLocked()
+		return ok(wireCounterMsg{a.param, c.count, c.capacity})
+	}},
+	// UpdateList exists, but the fake does not model it: 501.
 	{method: "PATCH", pattern: "/v1beta1/lists/{name}", serve: notModeled("PATCH /v1beta1/lists/{name}")},
-	{method: "GET", pattern: "/v1beta1/counters/{name}", serve: notModeled("GET /v1beta1/counters/{name}")},
-	{method: "PATCH", pattern: "/v1beta1/counters/{name}", serve: notModeled("PATCH /v1beta1/counters/{name}")},
 }
 
 // setStateReply sets the state, publishes the GameServer and answers {}.
@@ -317,6 +371,9 @@ func (e *endpoint) decode(raw []byte, a *args) (reply, bool) {
 	a.str, a.num = map[string]string{}, map[string]int64{}
 	for _, f := range e.fields {
 		v, found := obj[f.name]
+		if f.optional && (!found || string(v) == "null") {
+			continue
+		}
 		if !found || string(v) == "null" {
 			return fail(codeInvalidArgument, "agonestest: missing field %q in the body of %s %s", f.name, e.method, e.pattern), true
 		}

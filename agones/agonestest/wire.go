@@ -100,6 +100,13 @@ type wirePlayerIDList struct {
 	List []string `json:"list"`
 }
 
+// wireCounterMsg is beta.Counter.
+type wireCounterMsg struct {
+	Name     string `json:"name"`
+	Count    int64  `json:"count,string"`
+	Capacity int64  `json:"capacity,string"`
+}
+
 // wireList is beta.List.
 type wireList struct {
 	Name     string   `json:"name"`
@@ -142,6 +149,9 @@ func (s *Server) wireLocked() wireGameServer {
 	}
 	for _, p := range gs.ports {
 		w.Status.Ports = append(w.Status.Ports, wirePort{Name: p.Name, Port: p.Port})
+	}
+	for name, c := range gs.counters {
+		w.Status.Counters[name] = wireCounter{Count: c.count, Capacity: c.capacity}
 	}
 	for name, l := range gs.lists {
 		w.Status.Lists[name] = wireListStatus{Capacity: l.capacity, Values: nonNil(slices.Clone(l.values))}

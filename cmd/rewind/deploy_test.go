@@ -352,6 +352,10 @@ type deployGameServerSpec struct {
 	Lists map[string]struct {
 		Capacity int64 `json:"capacity"`
 	} `json:"lists"`
+	Counters map[string]struct {
+		Count    int64 `json:"count"`
+		Capacity int64 `json:"capacity"`
+	} `json:"counters"`
 	Template struct {
 		Spec struct {
 			TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds"`
@@ -558,6 +562,93 @@ func TestDeployAgonesManifests(t *testing.T) {
 		gs   deployGS
 	}{{"gameserver.yaml", gs}, {"fleet.yaml", fleet}} {
 		t.Run(c.name, func(t *testing.T) { deployCheckSpec(t, c.gs, img) })
+	}
+}
+
+// The high-density kit: the Fleet declares the Counter and Lists the
+// server's configuration names, the allocation adds to them, and the
+// autoscaler scales that Fleet on that Counter.
+func TestDeployAgonesDensity(t *testing.T) {
+	img := deployReadImage(t)
+	fleetObj := deployManifest(t, "fleet-density.yaml")
+	if fleetObj.APIVersion != "agones.dev/v1" || fleetObj.Kind != "Fleet" {
+		t.Fatalf("fleet-density.yaml: %s %s, want agones.dev/v1 Fleet", fleetObj.APIVersion, fleetObj.Kind)
+	}
+	gs := fleetObj.gameServerSpec(t)
+	deployCheckSpec(t, gs, img)
+	cfg, _, err := server.LoadConfig("", deployEnv(t, gs.container(t), true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Agones
+	if a.Matches != "list" || a.MaxMatches < 2 || cfg.MaxRooms < a.MaxMatches {
+		t.Errorf("agones.matches %q, max_matches %d, max_rooms %d: want list, at least 2, and max_rooms at least max_matches", a.Matches, a.MaxMatches, cfg.MaxRooms)
+	}
+	if c, ok := gs.Counters[a.RoomsCounter]; !ok || c.Count != 0 {
+		t.Errorf("counters.%s: %+v (present %v); want it declared, count 0", a.RoomsCounter, c, ok)
+	}
+	if l, ok := gs.Lists[a.MatchesList]; !ok || l.Capacity < int64(a.MaxMatches) {
+		t.Errorf("lists.%s: %+v (present %v); want capacity at least max_matches %d", a.MatchesList, l, ok, a.MaxMatches)
+	}
+	if l := gs.Lists[a.PlayersList]; l.Capacity < int64(a.MaxMatches*cfg.MaxPlayers) {
+		t.Errorf("lists.%s capacity %d: want at least max_matches × max_players = %d", a.PlayersList, l.Capacity, a.MaxMatches*cfg.MaxPlayers)
+	}
+	fleetName, _ := fleetObj.raw["metadata"].(map[string]any)["name"].(string)
+
+	alloc := deployManifest(t, "allocation-density.yaml").raw
+	spec, _ := alloc["spec"].(map[string]any)
+	j, _ := json.Marshal(spec)
+	var as struct {
+		Selectors []struct {
+			GameServerState string            `json:"gameServerState"`
+			MatchLabels     map[string]string `json:"matchLabels"`
+			Counters        map[string]struct {
+				MinAvailable int64 `json:"minAvailable"`
+			} `json:"counters"`
+		} `json:"selectors"`
+		Counters map[string]struct {
+			Action string `json:"action"`
+			Amount int64  `json:"amount"`
+		} `json:"counters"`
+		Lists map[string]struct {
+			AddValues []string `json:"addValues"`
+		} `json:"lists"`
+	}
+	if err := json.Unmarshal(j, &as); err != nil {
+		t.Fatal(err)
+	}
+	if len(as.Selectors) != 2 || as.Selectors[0].GameServerState != "Allocated" || as.Selectors[1].GameServerState != "Ready" {
+		t.Errorf("allocation selectors %+v: want Allocated first, then Ready", as.Selectors)
+	}
+	for _, sel := range as.Selectors {
+		if sel.MatchLabels["agones.dev/fleet"] != fleetName || sel.Counters[a.RoomsCounter].MinAvailable < 1 {
+			t.Errorf("selector %+v: want the fleet %s and %s minAvailable 1", sel, fleetName, a.RoomsCounter)
+		}
+	}
+	if c := as.Counters[a.RoomsCounter]; c.Action != "Increment" || c.Amount != 1 {
+		t.Errorf("allocation counters.%s %+v: want Increment 1", a.RoomsCounter, c)
+	}
+	if l := as.Lists[a.MatchesList]; len(l.AddValues) != 1 {
+		t.Errorf("allocation lists.%s %+v: want one value, the match's id", a.MatchesList, l)
+	}
+
+	fas := deployManifest(t, "fleetautoscaler-density.yaml").raw
+	j, _ = json.Marshal(fas["spec"])
+	var fs struct {
+		FleetName string `json:"fleetName"`
+		Policy    struct {
+			Type    string `json:"type"`
+			Counter struct {
+				Key        string `json:"key"`
+				BufferSize any    `json:"bufferSize"`
+			} `json:"counter"`
+		} `json:"policy"`
+	}
+	if err := json.Unmarshal(j, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.FleetName != fleetName || fs.Policy.Type != "Counter" || fs.Policy.Counter.Key != a.RoomsCounter || fs.Policy.Counter.BufferSize == nil {
+		t.Errorf("fleetautoscaler %+v: want the fleet %s, a Counter policy on %s with a buffer", fs, fleetName, a.RoomsCounter)
 	}
 }
 
