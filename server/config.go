@@ -676,7 +676,7 @@ func unknownKeys(k *koanf.Koanf, known map[string]bool, where string) error {
 
 // removedKeys are keys of earlier versions, with where their setting went.
 var removedKeys = map[string]string{
-	"arena.speed": "each class moves at its own speed, movement.run_speed of its class in the weapons file (docs/weapons.md)",
+	"arena.speed":      "each class moves at its own speed, movement.run_speed of its class in the weapons file (docs/weapons.md)",
 	"agones.one_match": "agones.retire_after_matches replaced it: 1 is one match per process (one_match = true), 0 never retires (one_match = false)",
 }
 
@@ -738,8 +738,8 @@ func configMap(c *Config) map[string]any {
 		"agones.matches": c.Agones.Matches, "agones.matches_list": c.Agones.MatchesList, "agones.rooms_counter": c.Agones.RoomsCounter,
 		"agones.max_matches": c.Agones.MaxMatches, "agones.retire_after_matches": c.Agones.RetireAfterMatches,
 		"agones.retire_after": c.Agones.RetireAfter.String(),
-		"results.file": c.Results.File,
-		"record.dir":   c.Record.Dir, "record.flush_interval": c.Record.FlushInterval.String(),
+		"results.file":        c.Results.File,
+		"record.dir":          c.Record.Dir, "record.flush_interval": c.Record.FlushInterval.String(),
 		"datagrams.channel": c.Datagrams.Channel, "datagrams.bad_loss": c.Datagrams.BadLoss,
 		"datagrams.bad_rtt": c.Datagrams.BadRTT.String(), "datagrams.recover": c.Datagrams.Recover.String(),
 		"admin.listen": c.Admin.Listen, "pprof.listen": c.Pprof.Listen,
