@@ -7,7 +7,8 @@
 // that gateway with net/http only: [Client.Ready] when the server accepts
 // players, [Client.Health] periodically, [Client.Shutdown] when the session is
 // over, [Client.WatchGameServer] to learn of allocations, and the metadata,
-// player tracking (alpha) and list (beta) calls. The endpoints, their bodies
+// player tracking (alpha), list and counter (beta) calls, and
+// [Client.Allocate] (self-allocation). The endpoints, their bodies
 // and responses, and the sources they are taken from, are listed in REST.md in
 // this directory.
 //

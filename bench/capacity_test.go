@@ -473,3 +473,34 @@ func BenchmarkLayout(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDensity measures what Agones' high-density layout saves
+// (docs/deploy.md, "High density"): the server CPU per room-second of 1, 8
+// and 64 matches in one process, against 8 matches in 8 processes of one
+// match each (agones.retire_after_matches = 1, one GameServer a match),
+// every process on the same core, in one run. Its ratios are each layout's
+// CPU over the one-process one at the same number of matches.
+func BenchmarkDensity(b *testing.B) {
+	if testing.Short() {
+		b.Skip("runs servers and fleets of clients for minutes")
+	}
+	for range b.N {
+		cpu := map[string]float64{}
+		for _, c := range []struct {
+			name         string
+			procs, rooms int
+		}{{"1match-1proc", 1, 1}, {"8matches-1proc", 1, 8}, {"8matches-8procs", 8, 8}, {"64matches-1proc", 1, 64}} {
+			r := newRig(b, "server", loadgen.Rewind, 0, 0, layout{procs: c.procs, gomaxprocs: 1})
+			r.grow(b, c.rooms)
+			s := r.measure(b, *settle, *window)
+			r.stop()
+			say("%s: %s", c.name, s)
+			cpu[c.name] = s.cpu
+			b.ReportMetric(s.cpu, c.name+"-cpu-µs/room-s")
+			b.ReportMetric(100*s.late, c.name+"-late-%")
+		}
+		b.ReportMetric(cpu["8matches-8procs"]/cpu["8matches-1proc"], "8procs/1proc")
+		b.ReportMetric(cpu["1match-1proc"]/cpu["64matches-1proc"], "1match/64matches")
+		b.ReportMetric(cpu["1match-1proc"]/cpu["8matches-1proc"], "1match/8matches")
+	}
+}

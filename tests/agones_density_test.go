@@ -147,7 +147,7 @@ func TestAgonesBadAllocationReturnsToReady(t *testing.T) {
 	t.Run("list", func(t *testing.T) {
 		t.Parallel()
 		fake := densityFake(t)
-		densityServer(t, fake, nil)
+		srv, _ := densityServer(t, fake, nil)
 		until(t, 10*time.Second, "the rooms Counter's capacity never became agones.max_matches", counterIs(fake, 0, 3))
 		for _, bad := range []agonestest.Allocation{
 			// An id that is no room name.
@@ -163,6 +163,9 @@ func TestAgonesBadAllocationReturnsToReady(t *testing.T) {
 			if took := time.Since(at); took > bound {
 				t.Errorf("the bad allocation was given back after %v, over the %v bound", took, bound)
 			}
+		}
+		if v := gather(t, srv).value("rewind_agones_allocations_refused_total", "reason", "invalid"); v != 1 {
+			t.Errorf("rewind_agones_allocations_refused_total{reason=invalid} = %v, want 1", v)
 		}
 	})
 	t.Run("annotation", func(t *testing.T) {
@@ -237,4 +240,10 @@ func TestAgonesOutageResyncsPlayers(t *testing.T) {
 		slices.Sort(got)
 		return slices.Equal(got, []string{"bob", "carol"})
 	})
+	m := gather(t, srv)
+	for _, call := range []string{"watch", "player_add", "player_remove"} {
+		if v := m.value("rewind_agones_call_errors_total", "call", call); v < 1 {
+			t.Errorf("rewind_agones_call_errors_total{call=%s} = %v, want at least 1 after the outage", call, v)
+		}
+	}
 }
