@@ -461,6 +461,9 @@ func (r *reconciler) pass(ctx context.Context) time.Duration {
 		}
 	}
 
+	// A draining server (SIGTERM, Agones' Shutdown) takes no more
+	// allocations and does not go Ready: Kubernetes is deleting it.
+	draining := a.s.draining.Load() || a.s.ctx.Err() != nil
 	named := r.named(gs)
 	for _, id := range named {
 		r.admit(id)
@@ -486,14 +489,14 @@ func (r *reconciler) pass(ctx context.Context) time.Duration {
 				return err
 			})
 		}
-		r.syncCounter(ctx, now, soon, gs, named)
+		r.syncCounter(ctx, now, soon, gs, named, draining)
 	}
 
 	// The lifecycle: back to Ready once nothing is hosted, or Shutdown
 	// when retiring; Allocated again if a match came as it went Ready.
 	empty := len(r.live) == 0 && (a.cfg.Matches != "list" || len(named) == 0)
 	switch {
-	case r.final && r.retiring == "":
+	case (r.final || draining) && r.retiring == "":
 		// Stopping for another reason (a SIGTERM, Agones' Shutdown):
 		// Kubernetes deletes the pod.
 	case r.retiring != "" && (empty || r.final):
@@ -634,7 +637,7 @@ func (r *reconciler) unlocked(gs agones.GameServer) int64 {
 // at the count when the server takes no more (retiring, or about to go
 // Ready). A count is changed by a difference, so allocations meanwhile
 // keep theirs.
-func (r *reconciler) syncCounter(ctx context.Context, now time.Time, soon func(time.Time), gs agones.GameServer, named []string) {
+func (r *reconciler) syncCounter(ctx context.Context, now time.Time, soon func(time.Time), gs agones.GameServer, named []string, draining bool) {
 	a := r.a
 	c, ok := gs.Counters[a.cfg.RoomsCounter]
 	if !ok {
@@ -645,7 +648,7 @@ func (r *reconciler) syncCounter(ctx context.Context, now time.Time, soon func(t
 	}
 	count := int64(len(named))
 	capacity := int64(a.cfg.MaxMatches)
-	if r.retiring != "" || (len(r.live) == 0 && len(named) == 0 && gs.State == "Allocated") {
+	if r.retiring != "" || draining || (len(r.live) == 0 && len(named) == 0 && gs.State == "Allocated") {
 		capacity = count
 	}
 	if c.Count == count && c.Capacity == capacity {
