@@ -172,7 +172,7 @@ type deployImage struct {
 	buildRun   string            // the go build command, as the Dockerfile has it
 	buildArgs  map[string]string // the build stage's ARGs, with their defaults
 	buildCmd   []string          // the go build command, words, the ARGs at their defaults: CGO_ENABLED=0 go build ...
-	binary     string   // where the build writes the binary (-o)
+	binary     string            // where the build writes the binary (-o)
 	uid, gid   int64
 	entrypoint []string
 	exposed    []string // EXPOSE's port/protocol, lower case
