@@ -238,7 +238,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total",
 		Help: "Joins and connections refused, by reason (the reject codes of docs/protocol.md)."}, []string{"reason"})
 	matches := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_matches_total",
-		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown, unplayed (a room a join created, left before anybody played)."}, []string{"reason"})
+		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown, unplayed (a room a join created, left before anybody played), interrupted (a drain its operator cut short: a second Ctrl-C)."}, []string{"reason"})
 	m.clientRTT = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_rtt_seconds",
 		Help:    "Clients' round trips as their rooms measure them (from a snapshot to the first input that acknowledges it, smoothed), sampled once a second per client.",
 		Buckets: []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5}})).(prometheus.Histogram)

@@ -343,12 +343,13 @@ const (
 	endDrainTimeout                      // the server drained and the match did not finish in time
 	endShutdown                          // the server stopped
 	endUnplayed                          // a join created it, and it was left empty before anybody played (match.unplayed_timeout)
+	endInterrupted                       // the server was draining and its operator stopped it at once (ErrInterrupted)
 	endReasons                           // the number of reasons (and one past the last)
 )
 
 func (e endReason) String() string { return label(endLabels[:], e) }
 
-var endLabels = [endReasons]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}
+var endLabels = [endReasons]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed", "interrupted"}
 
 // unplayed reports whether the room is a join's that nobody has played in
 // yet; only the room's goroutine may ask.
@@ -925,6 +926,8 @@ func (r *room) finish(why endReason) {
 		code, reason = protocol.CloseMatchOver, "match over"
 	case endDrainTimeout:
 		reason = "server shutting down: the match did not finish within drain_timeout"
+	case endInterrupted:
+		reason = "server shutting down: stopped by its operator"
 	}
 	for _, mem := range r.members {
 		r.fold(mem)
