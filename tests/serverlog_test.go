@@ -108,7 +108,9 @@ func TestJoinRejectedLineNamesRoomUserAndKey(t *testing.T) {
 	if _, rj := answer(t, srv, addr, protocol.Join{Room: "final"}); rj == nil || rj.Code != protocol.RejectNoToken {
 		t.Fatalf("no token: %+v", rj)
 	}
-	id := func(k ed25519.PrivateKey) string { return token.KeyIDString(token.KeyID(k.Public().(ed25519.PublicKey))) }
+	id := func(k ed25519.PrivateKey) string {
+		return token.KeyIDString(token.KeyID(k.Public().(ed25519.PublicKey)))
+	}
 	want := []logLine{
 		{"code": "token_unknown_key", "room": "final", "user": "mallory", "key_id": id(other)},
 		{"code": "wrong_room", "room": "final", "user": "alice", "key_id": id(priv), "join_room": "semi"},
