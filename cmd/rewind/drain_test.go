@@ -294,64 +294,64 @@ func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 // closed with its reason, the result is written, and the process exits
 // within the timeout plus a bound.
 func TestSIGTERMDrainTimesOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a server process")
-	}
-	t.Parallel()
-	config, resultsPath, key := drainSetup(t, "0s", "1s")
-	s := serve(t, config)
-	_, errs := players(t, s, string(key))
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	sent := time.Now()
-	for range 2 {
-		if code, reason := closeCode(t, <-errs); code != protocol.CloseShutdown || reason != "server shutting down: the match did not finish within drain_timeout" {
-			t.Errorf("closed with %d %q", code, reason)
-		}
-	}
-	s.wait(t, 1*time.Second+shutdownBound, "within drain_timeout + the shutdown bound")
-	took := time.Since(sent)
-	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
+	took := cutDrain(t, "1s", syscall.SIGTERM, "server shutting down: the match did not finish within drain_timeout", "drain_timeout")
 	if took < time.Second {
 		t.Errorf("exited after %v, before drain_timeout", took)
-	}
-	res := readResults(t, resultsPath)
-	if len(res) != 1 || res[0].Reason != "drain_timeout" || len(res[0].Players) != 2 {
-		t.Errorf("results %+v", res)
 	}
 }
 
 // A second Ctrl-C stops at once: the match that would not end closes with
 // its own reason (interrupted, not drain_timeout), its result is written,
-// and the process exits long before drain_timeout.
+// and the process exits long before drain_timeout (10 minutes).
 func TestSecondInterruptStopsAtOnce(t *testing.T) {
+	cutDrain(t, "10m", os.Interrupt, "server shutting down: stopped by its operator", "interrupted")
+}
+
+// cutDrain runs a match that does not end in a server with the given
+// drain_timeout, sends it sig (for an interrupt, twice: the second once
+// the first is taken), and checks that both players are closed with
+// closeReason, that the process exits within drain_timeout (for SIGTERM)
+// and the shutdown bound, and that the result's reason is resultReason. It
+// returns how long the process took to exit after the (last) signal.
+func cutDrain(t *testing.T, drain string, sig os.Signal, closeReason, resultReason string) time.Duration {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs a server process")
 	}
 	t.Parallel()
-	config, resultsPath, key := drainSetup(t, "0s", "10m")
+	config, resultsPath, key := drainSetup(t, "0s", drain)
 	s := serve(t, config)
 	_, errs := players(t, s, string(key))
-	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := s.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
-	// The second only once the first is taken: two pending signals of one
-	// kind may be delivered as one.
-	s.logged(t, "draining; Ctrl-C again stops at once", 10*time.Second)
-	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
+	bound := shutdownBound
+	if sig == os.Interrupt {
+		// The second only once the first is taken: two pending signals
+		// of one kind may be delivered as one.
+		s.logged(t, "draining; Ctrl-C again stops at once", 10*time.Second)
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		d, err := time.ParseDuration(drain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound += d
 	}
 	sent := time.Now()
 	for range 2 {
-		if code, reason := closeCode(t, <-errs); code != protocol.CloseShutdown || reason != "server shutting down: stopped by its operator" {
-			t.Errorf("closed with %d %q", code, reason)
+		if code, reason := closeCode(t, <-errs); code != protocol.CloseShutdown || reason != closeReason {
+			t.Errorf("closed with %d %q, want %d %q", code, reason, protocol.CloseShutdown, closeReason)
 		}
 	}
-	s.wait(t, shutdownBound, "within the shutdown bound of the second Ctrl-C")
-	t.Logf("exited %v after the second Ctrl-C", time.Since(sent).Round(time.Millisecond))
+	s.wait(t, bound, fmt.Sprintf("within %v of %v", bound, sig))
+	took := time.Since(sent)
+	t.Logf("exited %v after %v", took.Round(time.Millisecond), sig)
 	res := readResults(t, resultsPath)
-	if len(res) != 1 || res[0].Reason != "interrupted" || len(res[0].Players) != 2 {
-		t.Errorf("results %+v", res)
+	if len(res) != 1 || res[0].Reason != resultReason || len(res[0].Players) != 2 {
+		t.Errorf("results %+v, want one of reason %s", res, resultReason)
 	}
+	return took
 }
