@@ -1,6 +1,8 @@
 # Rewind game server image: one static binary on an empty base.
 #
-#   docker build -t rewind:dev .
+#   docker build -t rewind:dev \
+#     --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg REVISION="$(git rev-parse HEAD)" .
 #   docker run --rm -p 4433:4433/udp -p 9090:9090 \
 #     -e REWIND_LISTEN=0.0.0.0:4433 -e REWIND_ADMIN__LISTEN=0.0.0.0:9090 \
 #     -v "$PWD/keys:/etc/rewind/keys:ro" -e REWIND_AUTH__PUBLIC_KEYS=/etc/rewind/keys/matchmaker.pub \
@@ -19,10 +21,17 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# What rewind version prints and rewind_build_info says. The build context
+# has no .git (.dockerignore), so Go cannot stamp the revision itself: the
+# build passes both (the docker build line above). Unset, the version reads
+# "(devel)" and the revision "unknown". Declared after COPY, so that a new
+# revision does not rebuild the module layer.
+ARG VERSION=""
+ARG REVISION=""
 # CGO_ENABLED=0: a static binary (no libc, no dynamic loader), so it runs on
 # the empty base below. -trimpath drops local paths; -s -w drop the symbol
-# table and DWARF (panics still print file:line).
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/rewind ./cmd/rewind
+# table and DWARF (panics still print file:line); -X sets the two above.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/rewind-gg/rewind/internal/buildinfo.version=${VERSION} -X github.com/rewind-gg/rewind/internal/buildinfo.revision=${REVISION}" -o /out/rewind ./cmd/rewind
 
 # The run stage: nothing but the binary. No shell, no package manager, no
 # libc, no /etc/passwd (so the user is numeric), no CA roots (the server

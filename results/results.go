@@ -22,7 +22,9 @@ type Match struct {
 	// (everybody left), "drain_timeout" (the server was draining and the
 	// match did not finish in time), "shutdown" (the server stopped),
 	// "unplayed" (a room a join created, left before anybody played in it:
-	// no match, and the room may open again under the same id).
+	// no match, and the room may open again under the same id),
+	// "interrupted" (the server was draining and its operator stopped it
+	// at once).
 	Reason   string   `json:"reason"`
 	Ticks    int64    `json:"ticks"`
 	TickRate int      `json:"tick_rate"`

@@ -120,8 +120,7 @@ func (s *Server) adminMux() *http.ServeMux {
 			return
 		}
 		switch err := s.OpenRoom(req.ID); {
-		case err == nil:
-			s.log.Info().Str("room", req.ID).Msg("room opened by the operator")
+		case err == nil: // the room logs its opening
 			writeJSON(w, http.StatusCreated, map[string]string{"id": req.ID})
 		case errors.Is(err, errRoomExists):
 			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})

@@ -27,9 +27,10 @@ type metrics struct {
 	viewLag       prometheus.Histogram
 	hits          counters[ecs.NoDamageReason] // hits registered: [0] dealt damage, else why none
 	kicked        counters[kickReason]
-	snapshotBytes prometheus.Histogram
-	bytesOut      prometheus.Counter
+	snapshotBytes prometheus.Histogram // its _sum is the snapshot bytes sent
 	eventsDropped prometheus.Counter
+
+	resultsWriteErrors prometheus.Counter // match results results.file did not take
 
 	dgIn             prometheus.Counter             // inputs received (the only type a client sends)
 	dgOut            prometheus.Counter             // snapshots sent
@@ -225,9 +226,10 @@ func newMetrics(build buildinfo.Info) *metrics {
 	kicked := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_players_kicked_total",
 		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), coverage (inputs in time for too few ticks: input_coverage), slow (control stream not read), replaced (the same user joined again)."}, []string{"reason"})
 	m.snapshotBytes = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_snapshot_bytes",
-		Help: "Size of snapshot datagrams.", Buckets: prometheus.LinearBuckets(50, 100, 12)})).(prometheus.Histogram)
-	m.bytesOut = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_snapshot_bytes_total",
-		Help: "Snapshot bytes sent (divide its rate by rewind_players for bytes per client per second)."})).(prometheus.Counter)
+		Help:    "Size of snapshot datagrams sent. Its _sum is the bytes sent: divide its rate by rewind_players for bytes per client per second.",
+		Buckets: prometheus.LinearBuckets(50, 100, 12)})).(prometheus.Histogram)
+	m.resultsWriteErrors = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_results_write_errors_total",
+		Help: "Match results not written to results.file (the write or its sync failed: a full or broken disk). The result is still in the log line room closed."})).(prometheus.Counter)
 	m.eventsDropped = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_events_dropped_total",
 		Help: "Game events not queued because a client's control queue was full (the client is then disconnected)."})).(prometheus.Counter)
 	in := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_datagrams_in_total", Help: "Datagrams received, by type."}, []string{"type"})
@@ -238,7 +240,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	rejected := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_joins_rejected_total",
 		Help: "Joins and connections refused, by reason (the reject codes of docs/protocol.md)."}, []string{"reason"})
 	matches := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_matches_total",
-		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown, unplayed (a room a join created, left before anybody played)."}, []string{"reason"})
+		Help: "Matches that ended, by reason: finished, empty, drain_timeout, shutdown, unplayed (a room a join created, left before anybody played), interrupted (a drain its operator cut short: a second Ctrl-C)."}, []string{"reason"})
 	m.clientRTT = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_client_rtt_seconds",
 		Help:    "Clients' round trips as their rooms measure them (from a snapshot to the first input that acknowledges it, smoothed), sampled once a second per client.",
 		Buckets: []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5}})).(prometheus.Histogram)

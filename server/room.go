@@ -299,7 +299,14 @@ func (r *room) run() {
 		}()
 		defer r.sealer.Close()
 	}
-	r.log.Info().Msg("room open")
+	// The one line of a room's opening, whoever opened it: a join (a
+	// token, or open development mode) or the operator (POST /rooms, an
+	// Agones allocation).
+	by := "operator"
+	if r.byJoin.Load() {
+		by = "join"
+	}
+	r.log.Info().Str("opened_by", by).Msg("room open")
 	ticker := time.NewTicker(time.Second / time.Duration(r.cfg.TickRate))
 	defer ticker.Stop()
 	for {
@@ -343,12 +350,13 @@ const (
 	endDrainTimeout                      // the server drained and the match did not finish in time
 	endShutdown                          // the server stopped
 	endUnplayed                          // a join created it, and it was left empty before anybody played (match.unplayed_timeout)
+	endInterrupted                       // the server was draining and its operator stopped it at once (ErrInterrupted)
 	endReasons                           // the number of reasons (and one past the last)
 )
 
 func (e endReason) String() string { return label(endLabels[:], e) }
 
-var endLabels = [endReasons]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed"}
+var endLabels = [endReasons]string{"", "finished", "empty", "drain_timeout", "shutdown", "unplayed", "interrupted"}
 
 // unplayed reports whether the room is a join's that nobody has played in
 // yet; only the room's goroutine may ask.
@@ -759,6 +767,7 @@ func (r *room) event(m *member, e protocol.Event) {
 func (r *room) kick(m *member, code quic.ApplicationErrorCode, reason string) {
 	m.kicked = true
 	m.log.Info().Str("reason", reason).Msg("kicked")
+	m.sess.closeWith(code, reason)
 	closes := r.sealCloses(code, reason, m)
 	r.srv.wg.Add(1)
 	go func() {
@@ -901,7 +910,6 @@ func (r *room) snapshot(mem *member, at time.Time) {
 	}
 	r.srv.m.dgOut.Inc()
 	r.srv.m.snapshotBytes.Observe(float64(sent.Bytes))
-	r.srv.m.bytesOut.Add(float64(sent.Bytes))
 	mem.stats.Snapshots++
 	mem.stats.SnapshotBytes += uint64(sent.Bytes)
 	if sent.Full {
@@ -925,11 +933,14 @@ func (r *room) finish(why endReason) {
 		code, reason = protocol.CloseMatchOver, "match over"
 	case endDrainTimeout:
 		reason = "server shutting down: the match did not finish within drain_timeout"
+	case endInterrupted:
+		reason = "server shutting down: stopped by its operator"
 	}
 	for _, mem := range r.members {
 		r.fold(mem)
 		r.srv.m.players.Dec()
 		r.srv.agones.playerLeft(mem.user)
+		mem.sess.closeWith(code, reason)
 	}
 	res := r.result(why)
 	// The whole result goes into the log line too: log shipping keeps it
@@ -942,6 +953,7 @@ func (r *room) finish(why endReason) {
 		RawJSON("result", line).Msg("room closed")
 	if w := r.srv.results; w != nil {
 		if err := w.Write(res); err != nil {
+			r.srv.m.resultsWriteErrors.Inc()
 			r.log.Error().Err(err).Msg("match result not written")
 		}
 	}

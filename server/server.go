@@ -103,43 +103,15 @@ func (s *Server) sealer() *replication.Sealer {
 // room), the matchmaker's keys, the results file and the Agones client.
 // Start runs it.
 func New(cfg Config, log zerolog.Logger) (*Server, error) {
-	if err := cfg.validate(false); err != nil { // the weapons file is read once, below
-		return nil, err
-	}
-	tc, err := tlsConfig(cfg.TLS)
+	ld, err := load(&cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	file, err := cfg.LoadWeapons()
-	if err != nil {
-		return nil, fmt.Errorf("config: weapons_file: %w", err)
-	}
-	catalog, err := cfg.Catalog(file)
-	if err != nil {
-		return nil, err
-	}
-	lvl, warns, err := cfg.loadLevel()
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warns {
-		log.Warn().Str("level_name", lvl.level.Name).Str("subject", w.Subject).Msg("level: " + w.Message)
-	}
-	if err := fitsTheWire(&cfg, file, catalog, lvl); err != nil {
-		return nil, err
-	}
-	lim, err := limits.New(cfg.LimitsConfig())
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	s := &Server{cfg: cfg, log: log, m: newMetrics(buildinfo.Read()), tls: tc, certSum: certSHA256(tc), weapons: file,
-		catalog: catalog, level: lvl, limiter: lim, rooms: map[string]*room{}, ended: map[string]time.Time{}, sessions: map[*session]struct{}{},
-		stopping: make(chan struct{}), flow: flowConfig(&cfg.Datagrams)}
+	s := &Server{cfg: cfg, log: log, m: newMetrics(buildinfo.Read()), tls: ld.tls, certSum: certSHA256(ld.tls), weapons: ld.weapons,
+		catalog: ld.catalog, level: ld.level, limiter: ld.limiter, verifier: ld.verifier, rooms: map[string]*room{}, ended: map[string]time.Time{},
+		sessions: map[*session]struct{}{}, stopping: make(chan struct{}), flow: flowConfig(&cfg.Datagrams)}
 	s.rejectLog = log.Sample(&zerolog.BurstSampler{Burst: 20, Period: time.Second})
-	if s.verifier, err = newVerifier(&cfg.Auth); err != nil {
-		return nil, err
-	}
-	s.welcome = welcomeTemplate(&cfg, catalog, lvl)
+	s.welcome = welcomeTemplate(&cfg, ld.catalog, ld.level)
 	if s.agones, err = newAgonesHost(s, &cfg.Agones); err != nil {
 		return nil, err
 	}
@@ -154,6 +126,54 @@ func New(cfg Config, log zerolog.Logger) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
+}
+
+// loaded is what New reads and checks from the configuration before it
+// opens anything.
+type loaded struct {
+	tls      *tls.Config
+	weapons  *weapons.File
+	catalog  *weapons.Catalog
+	level    *playedLevel
+	limiter  *limits.Limiter
+	verifier *token.Verifier // nil: open development mode
+}
+
+// load checks the configuration and reads its files: the TLS certificate,
+// the weapons, the level (its warnings logged) and the matchmaker's keys.
+func load(cfg *Config, log zerolog.Logger) (loaded, error) {
+	var ld loaded
+	if err := cfg.validate(false); err != nil { // the weapons file is read once, below
+		return ld, err
+	}
+	var err error
+	if ld.tls, err = tlsConfig(cfg.TLS); err != nil {
+		return ld, err
+	}
+	if ld.weapons, err = cfg.LoadWeapons(); err != nil {
+		return ld, fmt.Errorf("config: weapons_file: %w", err)
+	}
+	if ld.catalog, err = cfg.Catalog(ld.weapons); err != nil {
+		return ld, err
+	}
+	lvl, warns, err := cfg.loadLevel()
+	if err != nil {
+		return ld, err
+	}
+	for _, w := range warns {
+		log.Warn().Str("level_name", lvl.level.Name).Str("subject", w.Subject).Msg("level: " + w.Message)
+	}
+	ld.level = lvl
+	if err := fitsTheWire(cfg, ld.weapons, ld.catalog, lvl); err != nil {
+		return ld, err
+	}
+	if ld.limiter, err = limits.New(cfg.LimitsConfig()); err != nil {
+		return ld, fmt.Errorf("config: %w", err)
+	}
+	if ld.verifier, err = newVerifier(&cfg.Auth); err != nil {
+		return ld, err
+	}
+	return ld, nil
 }
 
 // newVerifier loads the matchmaker's public keys; nil without any (open
@@ -616,11 +636,18 @@ func (s *Server) Healthy() error {
 	return nil
 }
 
+// ErrInterrupted is the cause (context.WithCancelCause) with which a
+// program cancels a Drain's context to stop at once, as on a second Ctrl-C:
+// the matches it cuts end with the reason "interrupted", not
+// "drain_timeout".
+var ErrInterrupted = errors.New("interrupted")
+
 // Drain stops admitting players (joins are refused with code 4, /readyz
 // fails) and lets the running matches finish: it returns when every room has
 // closed by itself (its match ended, or everybody left), or, when ctx ends
-// first, closes the rooms left with the reason "drain timeout" and returns
-// ctx's error. Shutdown follows it.
+// first, closes the rooms left and returns ctx's error. They end with the
+// reason "drain_timeout", or "interrupted" when ctx's cause is
+// ErrInterrupted. Shutdown follows it.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
 	s.mu.Lock()
@@ -641,8 +668,12 @@ func (s *Server) Drain(ctx context.Context) error {
 		break
 	}
 	if err != nil {
+		why := endDrainTimeout
+		if errors.Is(context.Cause(ctx), ErrInterrupted) {
+			why = endInterrupted
+		}
 		for _, r := range rooms {
-			r.end(endDrainTimeout)
+			r.end(why)
 		}
 		// A room whose loop is stuck (in a weapon kind's code, say) never
 		// ends: wait a bounded time, and name it.
@@ -654,7 +685,11 @@ func (s *Server) Drain(ctx context.Context) error {
 				s.log.Error().Str("room", r.id).Msg("drain: the room did not end: its loop is stuck")
 			}
 		}
-		s.log.Warn().Msg("drain timed out: the matches left were closed")
+		if why == endInterrupted {
+			s.log.Warn().Msg("drain interrupted: the matches left were closed")
+		} else {
+			s.log.Warn().Msg("drain timed out: the matches left were closed")
+		}
 	}
 	return err
 }
@@ -799,12 +834,7 @@ func recordDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".rewind-write-check-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
+	return writableDir(dir)
 }
 
 // movementInfo is a class's movement as the Welcome carries it.

@@ -50,6 +50,12 @@ type session struct {
 	// seated is set once a room admitted the session: from then on the
 	// room closes its connection, with the match's reason.
 	seated atomic.Bool
+	// closing is the close the server sends the player (its room's end,
+	// a kick), set before it goes out: the client may close the
+	// connection first on reading it (the sealed channel's Close datagram
+	// outruns QUIC's CONNECTION_CLOSE), and the leave is still the
+	// server's.
+	closing atomic.Pointer[protocol.Close]
 
 	// releaseHandshake frees the connection's handshake slot (package
 	// limits) once its join is answered; idempotent.
@@ -214,12 +220,21 @@ func (se *session) run() {
 		<-se.conn.Context().Done() // the Demux delivers the datagrams
 	}
 	r.leave(se)
-	se.log.Info().Str("reason", leaveReason(se.conn)).Msg("left")
+	se.log.Info().Str("reason", se.leaveReason()).Msg("left")
 }
 
-// leaveReason says why a joined player's connection ended, for the log.
-func leaveReason(conn *quic.Conn) string {
-	cause := context.Cause(conn.Context())
+// closeWith records the close the server is about to send the player.
+func (se *session) closeWith(code quic.ApplicationErrorCode, reason string) {
+	se.closing.CompareAndSwap(nil, &protocol.Close{Code: uint8(code), Reason: reason})
+}
+
+// leaveReason says why a joined player's connection ended, for the log:
+// the server's close when it sent one, however the connection then ended.
+func (se *session) leaveReason() string {
+	if c := se.closing.Load(); c != nil {
+		return fmt.Sprintf("closed by the server (%d): %s", c.Code, c.Reason)
+	}
+	cause := context.Cause(se.conn.Context())
 	var ae *quic.ApplicationError
 	var idle *quic.IdleTimeoutError
 	switch {
@@ -344,12 +359,31 @@ func oversizedToken(err error) bool {
 }
 
 // refuse counts and logs a refused join (sampled: a flood of them cannot
-// flood the log) and sends the Reject.
+// flood the log) and sends the Reject. The line names the room, the user
+// and the signing key's id as far as the join says them: a token's claims
+// when it carries one that parses (verified or not: a token refused for its
+// signature or key names whom it claims), else the Join's own fields.
 func (se *session) refuse(stream *quic.Stream, rj *protocol.Reject, j *protocol.Join) {
 	se.releaseHandshake() // answered: it lingers only to read why
 	se.srv.m.reject(rj.Code)
-	se.srv.rejectLog.Info().Str("remote", se.conn.RemoteAddr().String()).Str("code", protocol.RejectLabel(rj.Code)).
-		Str("reason", rj.Reason).Str("room", j.Room).Str("name", j.Name).Msg("join rejected")
+	ev := se.srv.rejectLog.Info().Str("remote", se.conn.RemoteAddr().String()).Str("code", protocol.RejectLabel(rj.Code)).
+		Str("reason", rj.Reason)
+	room, user, name := j.Room, "", j.Name
+	if len(j.Token) > 0 {
+		if c, err := token.Parse(j.Token); err == nil {
+			room, user, name = c.Room, c.User, c.Name
+			ev = ev.Str("key_id", token.KeyIDString(c.KeyID))
+			if j.Room != "" && j.Room != c.Room {
+				ev = ev.Str("join_room", j.Room)
+			}
+		}
+	} else if se.srv.verifier == nil {
+		user = j.Name // open development mode: the name is the user
+	}
+	if user != "" {
+		ev = ev.Str("user", user)
+	}
+	ev.Str("room", room).Str("name", name).Msg("join rejected")
 	se.reject(stream, *rj)
 }
 

@@ -111,11 +111,27 @@ func (s *deployStage) all(op string) []string {
 	return out
 }
 
-// deployWords splits a shell command into words, with '…' and "…" quoting
-// and nothing else: a command that needs more of a shell than that
-// (variables, &&, pipes) is refused, so that the test runs exactly the
+// deployArgRef is a reference to a build argument in a command: ${NAME}.
+var deployArgRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// deployWords splits a shell command into words, with '…' and "…" quoting,
+// ${NAME} replaced by args[NAME] (a build argument the stage declares), and
+// nothing else: a command that needs more of a shell than that (other
+// variables, &&, pipes) is refused, so that the test runs exactly the
 // command the image runs.
-func deployWords(cmd string) ([]string, error) {
+func deployWords(cmd string, args map[string]string) ([]string, error) {
+	var unknown []string
+	cmd = deployArgRef.ReplaceAllStringFunc(cmd, func(ref string) string {
+		name := deployArgRef.FindStringSubmatch(ref)[1]
+		v, ok := args[name]
+		if !ok {
+			unknown = append(unknown, name)
+		}
+		return v
+	})
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%q: ${%s} is no ARG of the stage", cmd, strings.Join(unknown, "}, ${"))
+	}
 	if strings.ContainsAny(cmd, "$`;&|<>\\") {
 		return nil, fmt.Errorf("%q: more than plain words", cmd)
 	}
@@ -153,8 +169,10 @@ func deployWords(cmd string) ([]string, error) {
 // deployImage is what the Dockerfile says about the image it builds.
 type deployImage struct {
 	final      deployStage
-	buildCmd   []string // the go build command, words: CGO_ENABLED=0 go build ...
-	binary     string   // where the build writes the binary (-o)
+	buildRun   string            // the go build command, as the Dockerfile has it
+	buildArgs  map[string]string // the build stage's ARGs, with their defaults
+	buildCmd   []string          // the go build command, words, the ARGs at their defaults: CGO_ENABLED=0 go build ...
+	binary     string            // where the build writes the binary (-o)
 	uid, gid   int64
 	entrypoint []string
 	exposed    []string // EXPOSE's port/protocol, lower case
@@ -206,7 +224,15 @@ func deployReadImage(t *testing.T) deployImage {
 		t.Errorf("Dockerfile: want COPY go.mod go.sum, RUN go mod download, COPY . ., RUN go build, in that order (steps %d, %d, %d, %d)",
 			modCopy, download, srcCopy, buildRun)
 	}
-	words, err := deployWords(build.instrs[buildRun].args)
+	img.buildArgs = map[string]string{}
+	for _, in := range build.instrs[:buildRun] {
+		if in.op == "ARG" {
+			name, def, _ := strings.Cut(in.args, "=")
+			img.buildArgs[name] = strings.Trim(def, `"`)
+		}
+	}
+	img.buildRun = build.instrs[buildRun].args
+	words, err := deployWords(img.buildRun, img.buildArgs)
 	if err != nil {
 		t.Fatalf("Dockerfile: the build command: %v", err)
 	}
@@ -280,7 +306,19 @@ func TestDeployBinaryIsStatic(t *testing.T) {
 	}
 	img := deployReadImage(t)
 	out := filepath.Join(t.TempDir(), "rewind")
-	args := slices.Clone(img.buildCmd[2:]) // after CGO_ENABLED=0 go
+	// The build arguments as a release build passes them (the Dockerfile's
+	// header): the binary must say them.
+	const version, revision = "v0.0.0-deploytest", "0123456789abcdef0123456789abcdef01234567"
+	for _, name := range []string{"VERSION", "REVISION"} {
+		if _, ok := img.buildArgs[name]; !ok {
+			t.Fatalf("Dockerfile: the build stage declares no ARG %s before the build", name)
+		}
+	}
+	words, err := deployWords(img.buildRun, map[string]string{"VERSION": version, "REVISION": revision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := words[2:] // after CGO_ENABLED=0 go
 	args[slices.Index(args, "-o")+1] = out
 	cmd := exec.Command("go", args...)
 	cmd.Dir = deployRoot
@@ -312,6 +350,13 @@ func TestDeployBinaryIsStatic(t *testing.T) {
 	// check that it takes the configuration.
 	if runtime.GOOS != "linux" {
 		return
+	}
+	ver, err := exec.Command(out, "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", out, err)
+	}
+	if !strings.Contains(string(ver), "rewind "+version+"\n") || !strings.Contains(string(ver), "revision "+revision+"\n") {
+		t.Errorf("%s version says\n%s\nwant version %s and revision %s (the build arguments)", out, ver, version, revision)
 	}
 	env := deployEnv(t, deployManifest(t, "gameserver.yaml").gameServerSpec(t).container(t), false)
 	run := exec.Command(out, "serve", "--print-config")

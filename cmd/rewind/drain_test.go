@@ -44,6 +44,9 @@ type served struct {
 	cert   []byte
 	exited chan struct{} // closed when the process has exited
 	err    error         // how it exited, once exited is closed
+	// lines are its JSON log lines after it listened (dropped while the
+	// channel is full: the process never waits for a test to read).
+	lines chan map[string]any
 }
 
 // serve starts "rewind serve --config config" in a process of its own and
@@ -59,8 +62,8 @@ func serve(t *testing.T, config string) *served {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &served{cmd: cmd, exited: make(chan struct{})}
 	lines := make(chan map[string]any, 256)
+	s := &served{cmd: cmd, exited: make(chan struct{}), lines: lines}
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
@@ -100,11 +103,26 @@ func serve(t *testing.T, config string) *served {
 			t.Fatal("the server did not listen within 30 s")
 		}
 	}
-	go func() { // keep reading, so the process never blocks on its log
-		for range lines {
-		}
-	}()
 	return s
+}
+
+// logged waits up to d for the log line whose message is msg.
+func (s *served) logged(t *testing.T, msg string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				t.Fatalf("the server exited before it logged %q", msg)
+			}
+			if line["message"] == msg {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the server did not log %q within %v", msg, d)
+		}
+	}
 }
 
 // wait waits for the process to exit cleanly within d.
@@ -213,9 +231,10 @@ func closeCode(t *testing.T, err error) (uint64, string) {
 }
 
 // SIGTERM during a match: the server admits nobody (/readyz fails, a join
-// is refused with code 4) and lets the match finish; its players are told
-// "match over", its result line is in the file, and the process exits soon
-// after.
+// is refused with code 4) and lets the match finish, a second SIGTERM
+// notwithstanding (Kubernetes sends one after Agones' Shutdown); its
+// players are told "match over", its result line is in the file, and the
+// process exits soon after.
 func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a server process")
@@ -231,6 +250,10 @@ func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := time.Now()
+	s.logged(t, "draining; Ctrl-C again stops at once", 10*time.Second)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
 	// Polled: an HTTP endpoint has no event to wait on.
 	poll := time.NewTicker(20 * time.Millisecond)
 	defer poll.Stop()
@@ -271,30 +294,64 @@ func TestSIGTERMLetsTheMatchFinish(t *testing.T) {
 // closed with its reason, the result is written, and the process exits
 // within the timeout plus a bound.
 func TestSIGTERMDrainTimesOut(t *testing.T) {
+	took := cutDrain(t, "1s", syscall.SIGTERM, "server shutting down: the match did not finish within drain_timeout", "drain_timeout")
+	if took < time.Second {
+		t.Errorf("exited after %v, before drain_timeout", took)
+	}
+}
+
+// A second Ctrl-C stops at once: the match that would not end closes with
+// its own reason (interrupted, not drain_timeout), its result is written,
+// and the process exits long before drain_timeout (10 minutes).
+func TestSecondInterruptStopsAtOnce(t *testing.T) {
+	cutDrain(t, "10m", os.Interrupt, "server shutting down: stopped by its operator", "interrupted")
+}
+
+// cutDrain runs a match that does not end in a server with the given
+// drain_timeout, sends it sig (for an interrupt, twice: the second once
+// the first is taken), and checks that both players are closed with
+// closeReason, that the process exits within drain_timeout (for SIGTERM)
+// and the shutdown bound, and that the result's reason is resultReason. It
+// returns how long the process took to exit after the (last) signal.
+func cutDrain(t *testing.T, drain string, sig os.Signal, closeReason, resultReason string) time.Duration {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs a server process")
 	}
 	t.Parallel()
-	config, resultsPath, key := drainSetup(t, "0s", "1s")
+	config, resultsPath, key := drainSetup(t, "0s", drain)
 	s := serve(t, config)
 	_, errs := players(t, s, string(key))
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
+	}
+	bound := shutdownBound
+	if sig == os.Interrupt {
+		// The second only once the first is taken: two pending signals
+		// of one kind may be delivered as one.
+		s.logged(t, "draining; Ctrl-C again stops at once", 10*time.Second)
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		d, err := time.ParseDuration(drain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound += d
 	}
 	sent := time.Now()
 	for range 2 {
-		if code, reason := closeCode(t, <-errs); code != protocol.CloseShutdown || reason != "server shutting down: the match did not finish within drain_timeout" {
-			t.Errorf("closed with %d %q", code, reason)
+		if code, reason := closeCode(t, <-errs); code != protocol.CloseShutdown || reason != closeReason {
+			t.Errorf("closed with %d %q, want %d %q", code, reason, protocol.CloseShutdown, closeReason)
 		}
 	}
-	s.wait(t, 1*time.Second+shutdownBound, "within drain_timeout + the shutdown bound")
+	s.wait(t, bound, fmt.Sprintf("within %v of %v", bound, sig))
 	took := time.Since(sent)
-	t.Logf("exited %v after SIGTERM", took.Round(time.Millisecond))
-	if took < time.Second {
-		t.Errorf("exited after %v, before drain_timeout", took)
-	}
+	t.Logf("exited %v after %v", took.Round(time.Millisecond), sig)
 	res := readResults(t, resultsPath)
-	if len(res) != 1 || res[0].Reason != "drain_timeout" || len(res[0].Players) != 2 {
-		t.Errorf("results %+v", res)
+	if len(res) != 1 || res[0].Reason != resultReason || len(res[0].Players) != 2 {
+		t.Errorf("results %+v, want one of reason %s", res, resultReason)
 	}
+	return took
 }

@@ -22,7 +22,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// exitError carries a process exit status and the one line to print for it.
+// exitError carries a process exit status and the one line to print for it
+// (none when the command has logged why).
 type exitError struct {
 	code int
 	msg  string
@@ -51,7 +52,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintln(stderr, ee.msg)
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, ee.msg)
+		}
 		return ee.code
 	}
 	// Usage errors (unknown command or flag, bad flag value).

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -45,7 +48,7 @@ func serverFlags(fs *pflag.FlagSet) {
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var configPath string
-	var printConfig bool
+	var printConfig, check bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Host matches: a QUIC game server with lag compensation",
@@ -56,18 +59,30 @@ defaults, then --config FILE (TOML or YAML), then REWIND_* environment variables
 (REWIND_TICK_RATE=30, REWIND_LAGCOMP__WINDOW=1s), then flags. See
 docs/running.md and docs/deploy.md.
 
+--check is a preflight: it loads everything the server would (the configuration,
+the keys, the TLS files, the level, the weapons) and checks that the results file
+and the record directory can be written, then exits: 0, or 2 with one line per
+problem, naming its key or file. A REWIND_* variable that is no config key, which
+serve only warns of, is an error there.
+
 SIGTERM or SIGINT drains: no new players, running matches may finish for up to
-drain_timeout, then the rest are closed with a reason and every result is written.
-A second Ctrl-C (SIGINT) stops at once.`,
+drain_timeout, then the rest are closed (reason drain_timeout) and every result is
+written. A second Ctrl-C (SIGINT) stops at once: the matches left are closed
+(reason interrupted), their results written. A second SIGTERM changes nothing
+(Kubernetes sends one after Agones' Shutdown; its grace period bounds the drain).`,
 		Example: `  rewind serve
   rewind serve --config rewind.toml --listen 0.0.0.0:4433 --public-key matchmaker.pub
   rewind serve --level courtyard       # the sample map built in (bots and clients: --level courtyard too)
   rewind serve --level maps/yard.glb
   rewind serve --print-config
+  rewind serve --config rewind.toml --check
   rewind serve --tick-rate 60 --window 1s
   REWIND_LAGCOMP__WINDOW=1s rewind serve --admin 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if printConfig && check {
+				return &exitError{code: 2, msg: "serve: --print-config and --check: give one"}
+			}
 			cfg, warnings, err := server.LoadConfig(configPath, os.Environ(), cmd.Flags())
 			if err != nil {
 				return &exitError{code: 2, msg: err.Error()}
@@ -87,15 +102,22 @@ A second Ctrl-C (SIGINT) stops at once.`,
 			if err != nil {
 				return &exitError{code: 2, msg: err.Error()}
 			}
+			if check {
+				return checkServe(cfg, warnings, log, stdout)
+			}
 			for _, w := range warnings {
 				log.Warn().Msg(w)
 			}
+			// From here on every failure is a log line, in log.format: a
+			// JSON log stays JSON to its last line.
 			srv, err := server.New(cfg, log)
 			if err != nil {
-				return &exitError{code: 2, msg: err.Error()}
+				log.Error().Err(err).Msg("serve: not started")
+				return &exitError{code: 2}
 			}
-			if err := srv.Start(); err != nil {
-				return &exitError{code: 1, msg: err.Error()}
+			if err := start(srv, log, cfg.Agones.ReadyTimeout); err != nil {
+				log.Error().Err(err).Msg("serve: not started")
+				return &exitError{code: 1}
 			}
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -105,7 +127,9 @@ A second Ctrl-C (SIGINT) stops at once.`,
 				log.Info().Str("signal", sig.String()).Dur("drain_timeout", cfg.DrainTimeout).Msg("draining; Ctrl-C again stops at once")
 			case <-srv.Stopping():
 			}
-			dctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
+			ictx, interrupt := context.WithCancelCause(context.Background())
+			defer interrupt(nil)
+			dctx, cancel := context.WithTimeout(ictx, cfg.DrainTimeout)
 			defer cancel()
 			go func() {
 				for {
@@ -115,7 +139,7 @@ A second Ctrl-C (SIGINT) stops at once.`,
 						// after Agones' Shutdown) changes nothing.
 						if sig == os.Interrupt {
 							log.Warn().Msg("interrupted again: stopping now")
-							cancel()
+							interrupt(server.ErrInterrupted)
 							return
 						}
 						log.Info().Str("signal", sig.String()).Msg("already draining")
@@ -131,7 +155,8 @@ A second Ctrl-C (SIGINT) stops at once.`,
 			sctx, scancel := context.WithTimeout(context.Background(), shutdownBound)
 			defer scancel()
 			if err := srv.Shutdown(sctx); err != nil {
-				return &exitError{code: 1, msg: fmt.Sprintf("serve: shutdown: %v", err)}
+				log.Error().Err(err).Msg("serve: shutdown")
+				return &exitError{code: 1}
 			}
 			log.Info().Msg("stopped")
 			return nil
@@ -139,9 +164,53 @@ A second Ctrl-C (SIGINT) stops at once.`,
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (.toml, .yaml or .yml)")
 	cmd.Flags().BoolVar(&printConfig, "print-config", false, "print the effective configuration (TOML) and exit")
+	cmd.Flags().BoolVar(&check, "check", false, "load and check everything the server needs (config, keys, level, weapons, results and record paths), then exit: 0, or 2 naming each problem")
 	serverFlags(cmd.Flags())
 	return cmd
 }
+
+// checkServe is serve --check: the configuration's warnings are errors, then
+// server.Check. It prints one line per problem on the log (so that a
+// pod's log shows them as it shows the server's), or ok on stdout.
+func checkServe(cfg server.Config, warnings []string, log zerolog.Logger, stdout io.Writer) error {
+	var errs []error
+	for _, w := range warnings {
+		errs = append(errs, errors.New(strings.TrimSuffix(w, " (ignored)")))
+	}
+	errs = append(errs, server.Check(cfg, log))
+	err := errors.Join(errs...)
+	if err == nil {
+		fmt.Fprintln(stdout, "serve --check: ok")
+		return nil
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		log.Error().Msg(line)
+	}
+	return &exitError{code: 2}
+}
+
+// start starts srv. Start can wait for agones.ready_timeout (the Agones SDK
+// server is retried until it answers): while it waits the log says so
+// every startNotice, so that a server stuck there is not silent.
+func start(srv *server.Server, log zerolog.Logger, readyTimeout time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- srv.Start() }()
+	t := time.NewTicker(startNotice)
+	defer t.Stop()
+	begun := time.Now()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			log.Warn().Dur("waited", time.Since(begun).Round(time.Millisecond)).Dur("agones_ready_timeout", readyTimeout).
+				Msg("still starting: the Agones SDK server has not answered yet")
+		}
+	}
+}
+
+// startNotice is how often start says it is still waiting.
+const startNotice = 2 * time.Second
 
 // shutdownBound is how long Shutdown may take after the drain: rooms finish
 // their tick and write their results, connections close.
