@@ -85,22 +85,9 @@ const (
 // newAgonesHost returns the Agones integration the configuration asks for:
 // nil when Agones is off, or absent in auto mode.
 func newAgonesHost(s *Server, cfg *AgonesConfig) (*agonesHost, error) {
-	if cfg.Mode == "off" {
-		return nil, nil
-	}
-	ac := agones.Config{Addr: cfg.SDKAddress}
-	if ac.Addr == "" {
-		env, present, err := agones.ConfigFromEnv(os.Getenv)
-		if err != nil {
-			return nil, fmt.Errorf("config: agones: %w", err)
-		}
-		if !present {
-			if cfg.Mode == "on" {
-				return nil, fmt.Errorf("config: agones.mode: on, but %s is not set and agones.sdk_address is empty", agones.EnvPort)
-			}
-			return nil, nil
-		}
-		ac = env
+	ac, on, err := agonesClientConfig(cfg, os.Getenv)
+	if err != nil || !on {
+		return nil, err
 	}
 	return &agonesHost{s: s, c: agones.New(ac), cfg: cfg,
 		log:     s.log.With().Str("component", "agones").Str("sdk", ac.Addr).Logger(),
@@ -108,6 +95,25 @@ func newAgonesHost(s *Server, cfg *AgonesConfig) (*agonesHost, error) {
 		updates: make(chan agones.GameServer, 1), wake: make(chan struct{}, 1),
 		done: make(chan struct{}), stopped: make(chan struct{}),
 		players: map[string]int{}}, nil
+}
+
+// agonesClientConfig returns the SDK server's address the configuration
+// and the environment (read with getenv) give, and whether Agones is on.
+func agonesClientConfig(cfg *AgonesConfig, getenv func(string) string) (agones.Config, bool, error) {
+	if cfg.Mode == "off" {
+		return agones.Config{}, false, nil
+	}
+	if cfg.SDKAddress != "" {
+		return agones.Config{Addr: cfg.SDKAddress}, true, nil
+	}
+	env, present, err := agones.ConfigFromEnv(getenv)
+	switch {
+	case err != nil:
+		return agones.Config{}, false, fmt.Errorf("config: agones: %w", err)
+	case !present && cfg.Mode == "on":
+		return agones.Config{}, false, fmt.Errorf("config: agones.mode: on, but %s is not set and agones.sdk_address is empty", agones.EnvPort)
+	}
+	return env, present, nil
 }
 
 // agonesMetrics count what the SDK server was told, and what failed.
@@ -583,7 +589,8 @@ func (r *reconciler) admit(id string) {
 		r.remember(id)
 		r.live[id] = true
 		r.hosted++
-		a.log.Info().Str("room", id).Int("hosting", len(r.live)).Msg("agones: allocated: the match's room is open")
+		// The room logs "room open" itself.
+		a.log.Debug().Str("room", id).Int("hosting", len(r.live)).Msg("agones: allocated: the match's room is open")
 	case errors.Is(err, errDraining):
 		r.refuse(id, "draining", err.Error())
 	default:

@@ -20,6 +20,9 @@ import (
 func Check(cfg Config, log zerolog.Logger) error {
 	_, err := load(&cfg, log)
 	errs := []error{err}
+	if _, _, err := agonesClientConfig(&cfg.Agones, os.Getenv); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.Results.File != "" {
 		if err := writableFile(cfg.Results.File); err != nil {
 			errs = append(errs, fmt.Errorf("config: results.file: %w", err))

@@ -108,6 +108,11 @@ key = "missing-key.pem"`, want: []string{"missing-cert.pem"}},
 				os.WriteFile(filepath.Join(dir, "out", "rec"), nil, 0o644)
 			},
 			want: []string{"config: record.dir: ", "rec is not a directory"}},
+		{name: "agones on without an SDK server", extra: `[agones]
+mode = "on"`, edit: func(t *testing.T, _ string) { t.Setenv("AGONES_SDK_HTTP_PORT", "") },
+			want: []string{"config: agones.mode: on, but AGONES_SDK_HTTP_PORT is not set"}},
+		{name: "agones port", edit: func(t *testing.T, _ string) { t.Setenv("AGONES_SDK_HTTP_PORT", "http") },
+			want: []string{`AGONES_SDK_HTTP_PORT="http" is not a port number`}},
 		{name: "results file is a directory",
 			edit: func(t *testing.T, dir string) { os.MkdirAll(filepath.Join(dir, "out", "results.jsonl"), 0o755) },
 			want: []string{"config: results.file: ", "results.jsonl is a directory"}},
