@@ -556,6 +556,9 @@ func environment(environ []string, defaults map[string]any) (map[string]any, []s
 		key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__", ".")
 		def, known := defaults[key]
 		if !known {
+			if why, removed := removedKeys[key]; removed {
+				return nil, nil, fmt.Errorf("config: environment: %s (%s): no longer a key: %s", name, key, why)
+			}
 			warnings = append(warnings, fmt.Sprintf("config: environment: %s is not a config key (ignored)", name))
 			continue
 		}

@@ -327,6 +327,15 @@ func TestStrayEnvironmentIsAWarning(t *testing.T) {
 	}
 }
 
+// A variable for a key an earlier version had is an error that says what
+// replaced it: a deployment's setting must not be dropped silently.
+func TestRemovedKeyInTheEnvironment(t *testing.T) {
+	_, _, err := LoadConfig("", []string{"REWIND_AGONES__ONE_MATCH=true"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "REWIND_AGONES__ONE_MATCH (agones.one_match): no longer a key: agones.retire_after_matches replaced it") {
+		t.Errorf("error %v, want one naming the variable and agones.retire_after_matches", err)
+	}
+}
+
 // A whole number written as a float is that integer; a duration is a string.
 func TestWholeFloatsAndDurations(t *testing.T) {
 	c := writeConfig(t, "c.toml", "tick_rate = 30.0\nsnapshot_rate = 30\ndrain_timeout = \"5m\"\n[match]\nduration = \"10m\"\n")
