@@ -408,12 +408,15 @@ func (s *Simulation) damage() {
 // tick's finished shots are still there to resolve again. A kind that
 // cannot repeat a shot in the present (projectiles: weapons.PresentJudge)
 // has its out-of-sight hits counted disputed; the tuning sweep, which
-// replays the match without rewinding, can count fewer of them.
+// replays the match without rewinding, can count fewer of them. A hit
+// resolved in the present (nothing rewound) is the present's own: never
+// disputed, and not judged.
 func (s *Simulation) judgeHits() {
 	now := s.Clock.Tick
+	present := ecs.ViewTime{Tick: now}
 	for i := range s.Events.Shots {
 		ev := &s.Events.Shots[i]
-		if ev.Result != ecs.ResultHit || !(ev.Dealt > 0) || !s.OutOfSight(now, ev) {
+		if ev.Result != ecs.ResultHit || !(ev.Dealt > 0) || ev.ViewTime == present || !s.OutOfSight(now, ev) {
 			continue
 		}
 		if j := s.present[s.Catalog.KindOf(ev.Weapon)]; j != nil && j.HitsInPresent(ev) {
