@@ -1,6 +1,7 @@
 package systems
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -26,21 +27,28 @@ func BenchmarkRoomTickFairness(b *testing.B) {
 	old := withoutFairness(newMixedRoom(b))
 	judged.warm(200)
 	old.warm(200)
+	compareTicks(b, judged.sim, func() time.Duration { return timed(judged) }, func() time.Duration { return timed(old) })
+}
+
+// compareTicks runs the judged room's ticks and the old room's tick for
+// tick (which goes first alternates) and reports each one's µs per tick,
+// their ratio, and the judged room's damaging and disputed hits per tick.
+func compareTicks(b *testing.B, sim *Simulation, judged, old func() time.Duration) {
 	var tj, to time.Duration
 	var damaging, disputed int64
 	b.ReportAllocs()
 	first := true
 	for b.Loop() {
 		if first {
-			tj += timed(judged)
-			to += timed(old)
+			tj += judged()
+			to += old()
 		} else {
-			to += timed(old)
-			tj += timed(judged)
+			to += old()
+			tj += judged()
 		}
 		first = !first
-		for i := range judged.sim.Events.Shots {
-			ev := &judged.sim.Events.Shots[i]
+		for i := range sim.Events.Shots {
+			ev := &sim.Events.Shots[i]
 			if ev.Dealt > 0 {
 				damaging++
 			}
@@ -62,6 +70,54 @@ func timed(r *benchRoom) time.Duration {
 	t0 := time.Now()
 	r.tick()
 	return time.Since(t0)
+}
+
+// aimedRoom is the mixed room on the sample level (courtyard: walls and
+// cover) whose players fire at the enemy next to them on the circle, aimed
+// at its chest where their own view lag shows it (its pose that many ticks
+// back): most shots land, and hits on victims who have since stepped
+// behind cover are disputed.
+type aimedRoom struct {
+	*benchRoom
+}
+
+func newAimedRoom(tb testing.TB) aimedRoom {
+	r := aimedRoom{newBenchRoomOn(tb, sampleLevel(tb), true, mixedLoadout, nil)}
+	r.mixed = func(player int, tick int64) uint16 { return uint16(1 + (player+int(tick))%3) }
+	return r
+}
+
+// tick runs one tick of the aimed room and returns how long it took.
+func (r aimedRoom) tick() time.Duration {
+	s := r.sim
+	now := s.Now()
+	for i, e := range r.players {
+		me, _ := s.PlayerState(e)
+		them, ok := s.History.PoseAt(now-1-int64(r.lags[i]), r.players[(i+1)%len(r.players)])
+		if !ok {
+			them.Pos = me.Transform.Pos
+		}
+		d := them.Pos.Add(geom.V(0, 1.2, 0)).Sub(s.Eye(me.Transform.Pos, false))
+		r.shot++
+		in := ecs.Input{Tick: now, MoveX: math.Sin(float64(now)*0.05 + float64(i)), Yaw: math.Atan2(d.X, d.Z), Pitch: math.Atan2(d.Y, math.Hypot(d.X, d.Z)),
+			Buttons: ecs.ButtonFire, Weapon: r.mixed(i, now), Shot: r.shot, ViewTime: ecs.ViewTimeOf(float64(now-1) - float64(int64(r.lags[i])))}
+		s.QueueInput(e, in)
+	}
+	t0 := time.Now()
+	s.Step()
+	return time.Since(t0)
+}
+
+// BenchmarkRoomTickFairnessAimed is BenchmarkRoomTickFairness in the
+// aimed room, where about 2 shots a tick deal damage and some are disputed.
+func BenchmarkRoomTickFairnessAimed(b *testing.B) {
+	judged, old := newAimedRoom(b), newAimedRoom(b)
+	withoutFairness(old.benchRoom)
+	for range 100 {
+		judged.tick()
+		old.tick()
+	}
+	compareTicks(b, judged.sim, judged.tick, old.tick)
 }
 
 // everyHit returns the mixed room, warm, with its clock back on the tick
