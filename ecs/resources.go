@@ -121,6 +121,11 @@ type ShotEvent struct {
 	// NoDamage says why a hit took no health (set by the Damage system;
 	// 0 when it did).
 	NoDamage NoDamageReason
+	// Disputed marks a hit that dealt damage to a victim that, in its own
+	// present at Tick, was out of the shooter's sight or the weapon's
+	// reach, and that the shot would not have hit there without rewinding
+	// (package fairness; set by the systems after the Damage system).
+	Disputed bool
 }
 
 // NoDamageReason says why a hit dealt no damage.

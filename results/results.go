@@ -30,6 +30,13 @@ type Match struct {
 	TickRate int      `json:"tick_rate"`
 	LagComp  LagComp  `json:"lagcomp"`
 	Players  []Player `json:"players"`
+	// Hits are the players' hits that dealt damage, and Disputed those of
+	// them that were disputed: they dealt damage to a victim that, in its
+	// own present at the server tick, was out of the shooter's line of
+	// sight or the weapon's reach, and the shot would not have hit it
+	// without rewinding (docs/tuning.md). The sums of the players'.
+	Hits     uint64 `json:"hits"`
+	Disputed uint64 `json:"disputed_hits"`
 }
 
 // LagComp is the lag-compensation tuning the match ran with: the window
@@ -57,6 +64,11 @@ type Player struct {
 	// that took none (invulnerable, already dead).
 	Hits     uint64 `json:"hits"`
 	NoDamage uint64 `json:"no_damage_hits"`
+	// Disputed counts its hits that were disputed (Match.Disputed), and
+	// DisputedTaken the disputed hits it took: the first is what the
+	// window granted it at others' expense, the second what it paid.
+	Disputed      uint64 `json:"disputed_hits"`
+	DisputedTaken uint64 `json:"disputed_hits_taken"`
 	// Clamped counts its shots resolved with less view lag than it claimed.
 	Clamped uint64 `json:"clamped_shots"`
 	// RTTCapped is how long, in seconds, the round trip of its

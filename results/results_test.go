@@ -69,3 +69,28 @@ func TestOpenNamesTheFile(t *testing.T) {
 		t.Errorf("got %v, want an error naming the file", err)
 	}
 }
+
+// The disputed hits are in the JSON under the names docs/deploy.md gives:
+// the match's totals and each player's dealt and taken.
+func TestDisputedHitsFields(t *testing.T) {
+	b, err := json.Marshal(&Match{MatchID: "m", Hits: 7, Disputed: 2,
+		Players: []Player{{UserID: "a", Hits: 7, Disputed: 2}, {UserID: "b", DisputedTaken: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Hits     *uint64 `json:"hits"`
+		Disputed *uint64 `json:"disputed_hits"`
+		Players  []map[string]any
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Hits == nil || *doc.Hits != 7 || doc.Disputed == nil || *doc.Disputed != 2 {
+		t.Errorf("the match's hits and disputed_hits: %s", b)
+	}
+	if len(doc.Players) != 2 || doc.Players[0]["disputed_hits"] != 2.0 || doc.Players[0]["disputed_hits_taken"] != 0.0 ||
+		doc.Players[1]["disputed_hits_taken"] != 2.0 {
+		t.Errorf("the players' disputed_hits and disputed_hits_taken: %s", b)
+	}
+}

@@ -545,6 +545,8 @@ func (r *room) fold(mem *member) {
 	t.Deaths += mem.stats.Deaths
 	t.Hits += mem.stats.Hits
 	t.NoDamage += mem.stats.NoDamage
+	t.Disputed += mem.stats.Disputed
+	t.DisputedTaken += mem.stats.DisputedTaken
 	t.Clamped += mem.stats.Clamped
 	t.RTTDisagreements += mem.stats.RTTDisagreements
 	t.RTTCapped += mem.repl.Stats().Capped.Seconds()
@@ -694,6 +696,9 @@ func (r *room) events() {
 			if shooter != nil {
 				shooter.stats.Hits++
 			}
+			if s.Disputed {
+				r.disputed(shooter, target, s)
+			}
 		} else {
 			e.Kind, e.Damage, e.Reason = protocol.EventNoDamage, float32(s.Damage), uint8(s.NoDamage)
 			m.hits.Inc(s.NoDamage)
@@ -739,6 +744,20 @@ func (r *room) events() {
 			mem.log.Debug().Stringer("reason", c.Reason).Uint32("shot", c.Shot).Uint16("weapon", c.Weapon).
 				Float64("claimed_ticks", c.Claimed).Float64("granted_ticks", c.Granted).Int64("tick", c.Tick).Msg("view lag clamped")
 		}
+	}
+}
+
+// disputed counts a disputed hit (ecs.ShotEvent.Disputed) for its shooter
+// and its target (nil: no longer members), and logs it.
+func (r *room) disputed(shooter, target *member, s *ecs.ShotEvent) {
+	r.srv.m.disputed.Inc()
+	if target != nil {
+		target.stats.DisputedTaken++
+	}
+	if shooter != nil {
+		shooter.stats.Disputed++
+		shooter.log.Debug().Uint32("shot", s.Shot).Uint16("weapon", s.Weapon).Uint32("victim", netID(s.Target)).
+			Int64("view_tick", s.ViewTime.Tick).Int64("tick", s.Tick).Msg("disputed hit")
 	}
 }
 
@@ -991,7 +1010,10 @@ func (r *room) result(why endReason) *results.Match {
 			ViewLagTolerance: r.cfg.LagComp.ViewLagTolerance.Seconds(), MaxInterpDelay: r.cfg.LagComp.MaxInterpDelay.Seconds(),
 			ViewResolution: lc.ViewResolution, Bucketing: lc.Bucketing}}
 	for _, user := range r.order {
-		res.Players = append(res.Players, *r.tally[user])
+		p := r.tally[user]
+		res.Players = append(res.Players, *p)
+		res.Hits += p.Hits
+		res.Disputed += p.Disputed
 	}
 	return res
 }

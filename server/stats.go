@@ -35,19 +35,23 @@ type PlayerStats struct {
 	// Applied counts ticks simulated with the player's input, Rooted those
 	// without (the player stood still); Late counts the inputs of rooted
 	// ticks run late, at a later tick (systems.InputLate).
-	Applied, Rooted  uint64
-	Late             uint64
-	Clamped          uint64 // shots resolved with less view lag than the player claimed
-	Hits             uint64 // hits confirmed to the player as shooter (they dealt damage)
-	NoDamage         uint64 // hits registered for the player that dealt no damage (invulnerable or dead target)
-	Rejected         uint64 // shots the rules refused (too soon, no ammo, reloading, not carried)
-	Kills, Deaths    uint64
-	Snapshots        uint64
-	FullSnapshots    uint64
-	SnapshotsDropped uint64
-	SnapshotBytes    uint64
-	Pos              [3]float64 // the authoritative position now
-	LastInput        int64      // the newest tick whose input was applied, −1: none
+	Applied, Rooted uint64
+	Late            uint64
+	Clamped         uint64 // shots resolved with less view lag than the player claimed
+	Hits            uint64 // hits confirmed to the player as shooter (they dealt damage)
+	NoDamage        uint64 // hits registered for the player that dealt no damage (invulnerable or dead target)
+	// Disputed counts the player's hits that were disputed (they dealt
+	// damage to a victim out of its sight or reach in the victim's present:
+	// package fairness), DisputedTaken the disputed hits it took.
+	Disputed, DisputedTaken uint64
+	Rejected                uint64 // shots the rules refused (too soon, no ammo, reloading, not carried)
+	Kills, Deaths           uint64
+	Snapshots               uint64
+	FullSnapshots           uint64
+	SnapshotsDropped        uint64
+	SnapshotBytes           uint64
+	Pos                     [3]float64 // the authoritative position now
+	LastInput               int64      // the newest tick whose input was applied, −1: none
 	// RTT is the client's round trip as the room measures it (from a
 	// snapshot to the first input that acknowledges it, smoothed), 0 before
 	// the first sample; QUICRTT is QUIC's own estimate (its smoothed round

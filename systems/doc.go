@@ -25,7 +25,10 @@
 //     resolver, the present restored
 //  6. Damage          hits in view-time order: streak bonuses, respawn
 //     invulnerability, health, deaths; respawns
-//  7. Cleanup         finished shots and expired shields removed
+//  7. Fairness        hits that dealt damage marked disputed when their
+//     victim, in its present, was out of the shooter's sight or reach and
+//     the shot resolved again in the present misses it (package fairness)
+//  8. Cleanup         finished shots and expired shields removed
 //
 // A Simulation is deterministic: the same spawns, inputs and commands give
 // the same states and events. It is not safe for concurrent use; a room's

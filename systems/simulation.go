@@ -83,6 +83,7 @@ type Stats struct {
 	Ticks      int64
 	Rewinds    int64
 	Items      int64 // lag-compensated items resolved
+	Disputed   int64 // hits marked disputed (ecs.ShotEvent.Disputed)
 	MaxBuckets int   // the most distinct view times in one tick
 	Last       lagcomp.TickStats
 }
@@ -103,6 +104,7 @@ type Simulation struct {
 	env         *weapons.Env
 	compensator *lagcomp.Compensator
 	fire        *weapons.FireSystem
+	present     []weapons.PresentJudge // by kind: nil for a kind that cannot repeat a shot in the present
 	stats       Stats
 
 	// Queries and component access, built once.
@@ -115,6 +117,7 @@ type Simulation struct {
 	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
 	shields   *generic.Filter1[ecs.Shield]
 	shotOf    generic.Map[ecs.Shot]
+	teamOf    generic.Map[ecs.Team]
 	healthOf  generic.Map2[ecs.Health, ecs.Life]
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
 	staticMap generic.Map1[ecs.StaticGeometry]
@@ -188,6 +191,7 @@ func New(cfg Config) (*Simulation, error) {
 		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
 		shields:   generic.NewFilter1[ecs.Shield](),
 		shotOf:    generic.NewMap[ecs.Shot](w),
+		teamOf:    generic.NewMap[ecs.Team](w),
 		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
 		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
 		staticMap: generic.NewMap1[ecs.StaticGeometry](w),
@@ -228,8 +232,10 @@ func New(cfg Config) (*Simulation, error) {
 	s.env.SpreadSeed = cfg.SpreadSeed
 	kinds := cfg.Kinds.Build(s.env)
 	resolvers := make([]lagcomp.Resolver, len(kinds))
+	s.present = make([]weapons.PresentJudge, len(kinds))
 	for i, k := range kinds {
 		resolvers[i] = k
+		s.present[i], _ = k.(weapons.PresentJudge)
 	}
 	s.compensator = lagcomp.NewCompensator(s.Time, resolvers, cfg.LagComp.Bucketing)
 	s.fire = weapons.NewFireSystem(s.env, kinds)
@@ -241,6 +247,7 @@ func New(cfg Config) (*Simulation, error) {
 		{"weapons", s.weapons},
 		{"lag_compensation", s.lagCompensation},
 		{"damage", s.damage},
+		{"fairness", s.judgeHits},
 		{"cleanup", s.cleanup},
 	}
 	return s, nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/fairness"
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
@@ -397,6 +398,48 @@ func (s *Simulation) damage() {
 			s.Events.Respawns = append(s.Events.Respawns, ecs.RespawnEvent{Player: q.Entity(), Pos: life.Spawn, Yaw: life.SpawnYaw, Tick: now + 1})
 		}
 	}
+}
+
+// judgeHits marks the tick's disputed hits (ecs.ShotEvent.Disputed): those
+// that dealt damage to a victim out of the shooter's sight or reach in the
+// victim's present (OutOfSight), and that the same shot, resolved again in
+// the present, would not have hit. The collision world holds the present
+// (lag compensation restored it, and nothing has moved since), and the
+// tick's finished shots are still there to resolve again. A kind that
+// cannot repeat a shot in the present (projectiles: weapons.PresentJudge)
+// has its out-of-sight hits counted disputed; the tuning sweep, which
+// replays the match without rewinding, can count fewer of them. A hit
+// resolved in the present (nothing rewound) is the present's own: never
+// disputed, and not judged.
+func (s *Simulation) judgeHits() {
+	now := s.Clock.Tick
+	present := ecs.ViewTime{Tick: now}
+	for i := range s.Events.Shots {
+		ev := &s.Events.Shots[i]
+		if ev.Result != ecs.ResultHit || !(ev.Dealt > 0) || ev.ViewTime == present || !s.OutOfSight(now, ev) {
+			continue
+		}
+		if j := s.present[s.Catalog.KindOf(ev.Weapon)]; j != nil && j.HitsInPresent(ev) {
+			continue
+		}
+		ev.Disputed = true
+		s.stats.Disputed++
+	}
+}
+
+// OutOfSight reports whether hit ev's target was, in the present of tick
+// (the collision world must hold that tick's poses), out of its shooter's
+// sight or its weapon's reach (fairness.OutOfSight): the shooter's eye is
+// its pose at tick, its team the one it has now.
+func (s *Simulation) OutOfSight(tick int64, ev *ecs.ShotEvent) bool {
+	sh := fairness.Shooter{Entity: ev.Shooter}
+	if s.World.Alive(ev.Shooter) && s.World.Has(ev.Shooter, s.teamOf.ID()) {
+		sh.Team = s.teamOf.Get(ev.Shooter).ID
+	}
+	if pose, ok := s.History.PoseAt(tick, ev.Shooter); ok {
+		sh.Eye, sh.HasEye = s.Eye(pose.Pos, pose.Crouched), true
+	}
+	return fairness.OutOfSight(s.Collision, s.Catalog.At(ev.Weapon), sh, ev)
 }
 
 // cleanup removes finished lag-compensated entities and the shields that no

@@ -1,12 +1,9 @@
 package tune
 
 import (
-	"math"
-
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/rewind-gg/rewind/ecs"
-	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/systems"
@@ -173,76 +170,11 @@ func (m *matchJudge) viewLags(tick int64, seen *systems.Simulation) {
 }
 
 // outOfSight reports whether a hit's target was, in its own present (the
-// tick's newest history frame), beyond the reach of the shot's weapon from
-// the shot's origin, or hidden from it by static geometry or a shield on
-// every line to its capsule. The origin is the shooter's eye in the present
-// for hitscan and melee (and custom kinds), the point of contact for
-// projectiles (the explosion's, for splash).
-func (m *matchJudge) outOfSight(sim *systems.Simulation, teams generic.Map1[ecs.Team], tick int64, ev *ecs.ShotEvent) bool {
-	c, ok := sim.Collision.Hitbox(ev.Target)
-	if !ok {
-		return false // absent from its present: a hit on it dealt nothing
-	}
-	def := sim.Catalog.At(ev.Weapon)
-	origin, reach := ev.Point, math.Inf(1)
-	switch def.Kind {
-	case weapons.KindProjectile:
-		reach = def.Radius + def.Splash.Radius
-	case weapons.KindHitscan, weapons.KindMelee:
-		reach = def.Range
-		if def.Kind == weapons.KindMelee {
-			reach = def.Reach + def.Radius
-		}
-		fallthrough
-	default:
-		if pose, ok := sim.History.PoseAt(tick, ev.Shooter); ok {
-			origin = sim.Eye(pose.Pos, pose.Crouched)
-		}
-	}
-	cp := c.Capsule
-	near := geom.ClosestOnSegment(origin, cp.A, cp.B)
-	if near.Sub(origin).Len()-cp.Radius > reach+1e-9 {
-		return true
-	}
-	f := lagcomp.Filter{Ignore: ev.Shooter, Mask: lagcomp.Blockers}
-	if sim.World.Alive(ev.Shooter) {
-		if team := teams.Get(ev.Shooter); team != nil {
-			f.Team = team.ID
-		}
-	}
-	// Lines to the nearest point of the capsule's axis, its ends and middle,
-	// each up to the capsule's surface; and to the contact point itself when
-	// it lies on the present capsule (a shot that grazed it).
-	points := [...]geom.Vec3{near, cp.A, cp.B, cp.A.Lerp(cp.B, 0.5), ev.Point}
-	for i, p := range points {
-		surface := cp.Radius
-		if i == len(points)-1 {
-			if p.Sub(geom.ClosestOnSegment(p, cp.A, cp.B)).Len() > cp.Radius+1e-6 {
-				continue
-			}
-			surface = 1e-6
-		}
-		if visible(sim.Collision, origin, p, surface, f) {
-			return false
-		}
-	}
-	return true
-}
-
-// visible reports whether the line from o toward p meets no blocker the
-// filter accepts before it comes within surface metres of p. The line
-// starts a millimetre out from o: a contact point lies on the surface it
-// struck.
-func visible(cw *lagcomp.CollisionWorld, o, p geom.Vec3, surface float64, f lagcomp.Filter) bool {
-	const start = 1e-3
-	d := p.Sub(o)
-	l := d.Len()
-	if l-surface <= start {
-		return true
-	}
-	dir := d.Scale(1 / l)
-	_, blocked := cw.Raycast(o.AddScaled(dir, start), dir, l-surface-start, f)
-	return !blocked
+// tick's newest history frame), out of the shooter's sight or reach: the
+// server's own test (systems.Simulation.OutOfSight, package fairness), so
+// the sweep and the live count judge alike.
+func (m *matchJudge) outOfSight(sim *systems.Simulation, _ generic.Map1[ecs.Team], tick int64, ev *ecs.ShotEvent) bool {
+	return sim.OutOfSight(tick, ev)
 }
 
 // finish takes the replay's figures: ticks, players, each setting's cost.

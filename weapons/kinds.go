@@ -36,6 +36,24 @@ type Kind interface {
 	Spawn(s *Shot)
 }
 
+// A PresentJudge is a kind that can resolve one of the tick's finished
+// shots again without lag compensation: against the collision world as it
+// stands after the tick's rewinds (the present), to say whether that shot
+// would have hit ev's target there. It is the second half of a disputed hit
+// (package fairness); a kind that cannot repeat a shot in the present (a
+// projectile's flight spans ticks) does not implement it. It must be called
+// before the systems' cleanup removes the tick's finished shots; a shot no
+// longer there is reported as no hit.
+type PresentJudge interface {
+	HitsInPresent(ev *ecs.ShotEvent) bool
+}
+
+// sameShot reports whether a lag-compensated entity's owner and shot are
+// those of the event ev.
+func sameShot(owner *ecs.Owner, shot *ecs.Shot, ev *ecs.ShotEvent) bool {
+	return owner.Entity == ev.Shooter && shot.Seq == ev.Seq && shot.Fired == ev.Fired && shot.Weapon == ev.Weapon
+}
+
 // Factory builds a kind for one room.
 type Factory func(env *Env) Kind
 

@@ -2,6 +2,7 @@ package weapons
 
 import (
 	"math"
+	"slices"
 
 	"github.com/mlange-42/arche/generic"
 
@@ -16,15 +17,18 @@ import (
 // strikes nothing: the strike is reported invalid). Every enemy hitbox in the
 // shape is hit (one event each); walls and shields do not stop it.
 type melee struct {
-	env  *Env
-	m    generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack]
-	body generic.Map2[ecs.Transform, ecs.Life]
-	hits []lagcomp.Hit
-	keep []lagcomp.Hit
+	env     *Env
+	m       generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack]
+	body    generic.Map2[ecs.Transform, ecs.Life]
+	attacks *generic.Filter1[ecs.MeleeAttack]
+	hits    []lagcomp.Hit
+	keep    []lagcomp.Hit
 }
 
 func newMelee(env *Env) Kind {
-	return &melee{env: env,
+	attacks := generic.NewFilter1[ecs.MeleeAttack]()
+	attacks.Register(env.World)
+	return &melee{env: env, attacks: attacks,
 		m:    generic.NewMap7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack](env.World),
 		body: generic.NewMap2[ecs.Transform, ecs.Life](env.World)}
 }
@@ -46,26 +50,7 @@ func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 		lc, owner, team, _, _, shot, ma := k.m.Get(it.Entity)
 		def := k.env.Catalog.At(shot.Weapon)
 		lc.Done = true
-		origin := ma.Origin
-		if lc.NeedsOwner { // the systems checked it is still there, alive, in the same life
-			if tf, _ := k.body.Get(owner.Entity); tf != nil {
-				origin = origin.Add(tf.Pos.Sub(ma.Anchor))
-			}
-		}
-		filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Hitboxes)
-		cw := k.env.Collision
-		var point geom.Vec3
-		switch def.Shape {
-		case ShapeCapsule:
-			point = origin.AddScaled(ma.Dir, def.Reach)
-			k.hits = cw.OverlapCapsule(geom.Capsule{A: origin, B: point, Radius: def.Radius}, filter, k.hits[:0])
-		case ShapeArc:
-			point = origin
-			k.hits = k.arc(origin, ma.Dir, def, filter)
-		default:
-			point = origin.AddScaled(ma.Dir, def.Reach)
-			k.hits = cw.OverlapSphere(geom.Sphere{Center: point, Radius: def.Radius}, filter, k.hits[:0])
-		}
+		point := k.strike(lc, owner, team, def, ma)
 		if len(k.hits) == 0 {
 			k.env.Miss(shot, owner.Entity, at, point)
 			continue
@@ -76,6 +61,48 @@ func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 			k.env.Events.Shots = append(k.env.Events.Shots, ev)
 		}
 	}
+}
+
+// strike puts into k.hits the hitboxes a strike's shape overlaps in the
+// collision world as it stands, and returns the point its events name.
+func (k *melee) strike(lc *ecs.LagCompensated, owner *ecs.Owner, team *ecs.Team, def *Definition, ma *ecs.MeleeAttack) geom.Vec3 {
+	origin := ma.Origin
+	if lc.NeedsOwner { // the systems checked it is still there, alive, in the same life
+		if tf, _ := k.body.Get(owner.Entity); tf != nil {
+			origin = origin.Add(tf.Pos.Sub(ma.Anchor))
+		}
+	}
+	filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Hitboxes)
+	cw := k.env.Collision
+	switch def.Shape {
+	case ShapeCapsule:
+		point := origin.AddScaled(ma.Dir, def.Reach)
+		k.hits = cw.OverlapCapsule(geom.Capsule{A: origin, B: point, Radius: def.Radius}, filter, k.hits[:0])
+		return point
+	case ShapeArc:
+		k.hits = k.arc(origin, ma.Dir, def, filter)
+		return origin
+	default:
+		point := origin.AddScaled(ma.Dir, def.Reach)
+		k.hits = cw.OverlapSphere(geom.Sphere{Center: point, Radius: def.Radius}, filter, k.hits[:0])
+		return point
+	}
+}
+
+// HitsInPresent strikes the strike of hit ev again in the collision world
+// as it stands, and reports whether its shape overlaps ev's target.
+func (k *melee) HitsInPresent(ev *ecs.ShotEvent) bool {
+	q := k.attacks.Query(k.env.World)
+	for q.Next() {
+		lc, owner, team, _, _, shot, ma := k.m.Get(q.Entity())
+		if !sameShot(owner, shot, ev) {
+			continue
+		}
+		q.Close()
+		k.strike(lc, owner, team, k.env.Catalog.At(shot.Weapon), ma)
+		return slices.ContainsFunc(k.hits, func(h lagcomp.Hit) bool { return h.Entity == ev.Target })
+	}
+	return false
 }
 
 // arc returns the hitboxes within reach of origin whose nearest point lies
