@@ -102,40 +102,48 @@ func (rep *Report) tradeoffPlot() (*plot.Plot, error) {
 	p.Y.Label.Text = "confirmed (% of hits seen)"
 	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 100
 	p.Add(plotter.NewGrid())
-	byCaps := map[string]*plotter.XYLabels{}
-	var order []string
+	order, byCaps := rep.byCaps()
 	right := 1.0
-	for i := range rep.Rows {
-		r := &rep.Rows[i]
-		c, d := 100*r.Confirmation(), 100*r.DisputedShare()
-		if r.By != ByAll || math.IsNaN(c) || math.IsNaN(d) {
+	var series []plotter.XYLabels
+	for _, c := range order {
+		// Windows that trade the same share for the same share are one
+		// point, labelled with their range: "600–2000 ms".
+		var xy plotter.XYLabels
+		var first string
+		for _, r := range byCaps[c] {
+			x, y := 100*r.DisputedShare(), 100*r.Confirmation()
+			if math.IsNaN(x) || math.IsNaN(y) {
+				continue
+			}
+			ms, _ := rep.window(r.Setting)
+			label := strconv.FormatFloat(ms, 'f', -1, 64)
+			if n := len(xy.XYs); n > 0 && xy.XYs[n-1] == (plotter.XY{X: x, Y: y}) {
+				xy.Labels[n-1] = first + "–" + label + " ms"
+				continue
+			}
+			first = label
+			xy.XYs = append(xy.XYs, plotter.XY{X: x, Y: y})
+			xy.Labels = append(xy.Labels, label+" ms")
+			right = max(right, x)
+		}
+		series = append(series, xy)
+	}
+	p.X.Max = right * 1.2
+	for i, xy := range series {
+		if len(xy.XYs) == 0 {
 			continue
 		}
 		name := "all weapons"
-		if caps := r.Setting.caps(); caps != "" {
-			name += " (" + caps + ")"
+		if order[i] != "" {
+			name += " (" + order[i] + ")"
 		}
-		xy := byCaps[name]
-		if xy == nil {
-			xy = &plotter.XYLabels{}
-			byCaps[name] = xy
-			order = append(order, name)
-		}
-		ms, _ := rep.window(r.Setting)
-		xy.XYs = append(xy.XYs, plotter.XY{X: d, Y: c})
-		xy.Labels = append(xy.Labels, strconv.FormatFloat(ms, 'f', -1, 64)+" ms")
-		right = max(right, d)
-	}
-	p.X.Max = right * 1.2
-	for i, name := range order {
-		xy := byCaps[name]
 		line, points, err := plotter.NewLinePoints(xy.XYs)
 		if err != nil {
 			return nil, fmt.Errorf("tune: plot: %w", err)
 		}
 		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
 		points.Shape = plotutil.Shape(i)
-		labels, err := plotter.NewLabels(*xy)
+		labels, err := plotter.NewLabels(xy)
 		if err != nil {
 			return nil, fmt.Errorf("tune: plot: %w", err)
 		}

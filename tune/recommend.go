@@ -27,26 +27,9 @@ type Recommendation struct {
 // order of the settings.
 func (rep *Report) Recommend(target float64) []Recommendation {
 	var out []Recommendation
-	byCaps := map[string][]*Row{}
-	var order []string
-	for i := range rep.Rows {
-		r := &rep.Rows[i]
-		if r.By != ByAll || r.Setting.Recorded {
-			continue
-		}
-		c := r.Setting.caps()
-		if _, ok := byCaps[c]; !ok {
-			order = append(order, c)
-		}
-		byCaps[c] = append(byCaps[c], r)
-	}
+	order, byCaps := rep.byCaps()
 	for _, c := range order {
 		rows := byCaps[c]
-		slices.SortStableFunc(rows, func(a, b *Row) int {
-			ma, _ := rep.window(a.Setting)
-			mb, _ := rep.window(b.Setting)
-			return cmp.Compare(ma, mb)
-		})
 		rec := Recommendation{Target: target, Caps: c, Setting: -1}
 		for i, r := range rows {
 			if r.Seen > 0 && r.Confirmation() >= target {
@@ -66,6 +49,32 @@ func (rep *Report) Recommend(target float64) []Recommendation {
 		out = append(out, rec)
 	}
 	return out
+}
+
+// byCaps returns the rows of every shot together by caps, each list in
+// the order of its windows' ms; and the caps in the order of the settings.
+func (rep *Report) byCaps() ([]string, map[string][]*Row) {
+	byCaps := map[string][]*Row{}
+	var order []string
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if r.By != ByAll || r.Setting.Recorded {
+			continue
+		}
+		c := r.Setting.caps()
+		if _, ok := byCaps[c]; !ok {
+			order = append(order, c)
+		}
+		byCaps[c] = append(byCaps[c], r)
+	}
+	for _, rows := range byCaps {
+		slices.SortStableFunc(rows, func(a, b *Row) int {
+			ma, _ := rep.window(a.Setting)
+			mb, _ := rep.window(b.Setting)
+			return cmp.Compare(ma, mb)
+		})
+	}
+	return order, byCaps
 }
 
 // WriteRecommendation writes the recommendations in words.

@@ -311,7 +311,7 @@ type Report struct {
 	// end, and why; the report covers the ticks before the error.
 	Skipped []string
 
-	weapons []string      // Config.Weapons
+	weapons []string       // Config.Weapons
 	index   map[rowKey]int // while merging
 }
 
