@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -147,8 +148,14 @@ func (rep *Report) tradeoffPlot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tune: plot: %w", err)
 		}
-		for j := range labels.TextStyle {
-			labels.TextStyle[j].YAlign = -1.4 // a little above its point
+		// Beside its point, to the right; to the left when the point is
+		// near the one before, whose label is on the right.
+		labels.Offset = vg.Point{X: vg.Points(6)}
+		for j := 1; j < len(xy.XYs); j++ {
+			a, b := xy.XYs[j-1], xy.XYs[j]
+			if math.Abs(a.X-b.X)/p.X.Max < 0.05 && math.Abs(a.Y-b.Y)/100 < 0.05 {
+				labels.TextStyle[j].XAlign = text.XAlignment(-1 - 12/labels.TextStyle[j].Width(xy.Labels[j]).Points())
+			}
 		}
 		p.Add(line, points, labels)
 		p.Legend.Add(name, line, points)
@@ -199,7 +206,7 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bo
 	}
 	var lines []any
 	for _, s := range all {
-		slices.SortFunc(s.xys, func(a, b plotter.XY) int { return int(math.Copysign(1, a.X-b.X)) })
+		slices.SortFunc(s.xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 		lines = append(lines, s.name, s.xys)
 	}
 	if len(lines) == 0 {
@@ -207,6 +214,16 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bo
 	}
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return nil, fmt.Errorf("tune: plot: %w", err)
+	}
+	if ms := rep.recordedMS(); !math.IsNaN(ms) && slices.ContainsFunc(rep.Settings, func(s Setting) bool { w, _ := rep.window(s); return w == ms }) {
+		// The window the matches were played with: a dashed upright.
+		mark, err := plotter.NewLine(plotter.XYs{{X: ms, Y: 0}, {X: ms, Y: p.Y.Max}})
+		if err != nil {
+			return nil, fmt.Errorf("tune: plot: %w", err)
+		}
+		mark.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(mark)
+		p.Legend.Add(fmt.Sprintf("recorded window (%s ms)", strconv.FormatFloat(ms, 'f', -1, 64)), mark)
 	}
 	return p, nil
 }
