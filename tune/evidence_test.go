@@ -255,3 +255,32 @@ func TestSettling(t *testing.T) {
 		t.Errorf("shots by phase %v, %d in all", phases, rep.Rows[0].Shots)
 	}
 }
+
+// A rocket clamped at its launch and still flying when the recording ends
+// is no shot, and so not clamped: clamped never exceeds shots.
+func TestClampedAreShots(t *testing.T) {
+	sc, _ := matchtest.RoomConfig(t)
+	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
+	path := filepath.Join(t.TempDir(), "rockets"+replay.Extension)
+	r := matchtest.NewRecorded(t, sc, matchtest.Level(geom.AABB{Min: geom.V(-1, 0, 20), Max: geom.V(1, 3, 21)}), replay.RecorderConfig{Path: path})
+	rocket, _ := r.Sim.Catalog.Lookup("rocket")
+	alice := r.Spawn(matchtest.Player("alice", 1, geom.V(0, 0, 0), rocket))
+	bob := r.Spawn(matchtest.Player("bob", 2, geom.V(10, 0, -10), rocket))
+	for tick := int64(0); tick < 40; tick++ {
+		in := ecs.Input{Tick: tick, Weapon: rocket, ViewTime: ecs.ViewTime{Tick: max(tick-8, 0)}}
+		if tick == 5 || tick == 38 { // at the wall 20 m ahead: the first explodes, the last is still flying
+			in.Buttons, in.Shot = ecs.ButtonFire, uint32(tick)
+		}
+		r.Queue(alice, in)
+		r.Queue(bob, ecs.Input{Tick: tick, ViewTime: ecs.ViewTime{Tick: tick}})
+		r.Step()
+	}
+	r.Close()
+	rep, err := Sweep(context.Background(), []string{path}, Config{Windows: tk(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; r.Shots != 1 || r.Clamped != 1 {
+		t.Errorf("%d shots, %d clamped: want the rocket that exploded, clamped to 4 ticks, alone", r.Shots, r.Clamped)
+	}
+}

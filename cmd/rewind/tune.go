@@ -247,49 +247,32 @@ func runTune(ctx context.Context, args []string, o *tuneOptions, stdout, stderr 
 	return nil
 }
 
-// chooseSettings returns, by recording, the setting --at names: the one
-// at the recording's own window (recorded), the recommendation (of the
-// settings without caps), or the window given.
+// chooseSettings returns, by recording, the index of the setting --at
+// names, among those without caps: the one at the recording's own window
+// (recorded), the recommendation, or the window given.
 func chooseSettings(rep *tune.Report, at string, window ticks.Span, target float64) (map[string]int, error) {
 	out := map[string]int{}
-	uncapped := func(s tune.Setting) bool { return len(s.MaxRewind) == 0 }
+	if at == "recommended" {
+		for _, rec := range rep.Recommend(target) {
+			if rec.Caps == "" && rec.Row != nil {
+				for _, r := range rep.Recordings {
+					out[r.Path] = rec.Setting
+				}
+				return out, nil
+			}
+		}
+		return nil, fmt.Errorf("no window of the sweep without caps confirms the --target")
+	}
 	for _, r := range rep.Recordings {
-		found := -1
-		for i, s := range rep.Settings {
-			if !uncapped(s) {
-				continue
-			}
-			switch at {
-			case "recorded":
-				if s.WindowTicks(r.TickRate) == r.Window {
-					found = i
-				}
-			case "recommended":
-				for _, rec := range rep.Recommend(target) {
-					if rec.Caps == "" && rec.Row != nil {
-						found = rec.Setting
-					}
-				}
-			default:
-				if n, _ := window.WholeTicks(r.TickRate); s.WindowTicks(r.TickRate) == n {
-					found = i
-				}
-			}
-			if found >= 0 {
-				break
-			}
+		want, _ := window.WholeTicks(r.TickRate)
+		if at == "recorded" {
+			want = r.Window
 		}
-		if found < 0 {
-			switch at {
-			case "recorded":
-				return nil, fmt.Errorf("%s: its window, %d ticks at %d Hz, is not in --windows", r.Path, r.Window, r.TickRate)
-			case "recommended":
-				return nil, fmt.Errorf("no window of the sweep confirms the --target")
-			default:
-				return nil, fmt.Errorf("%s is not in --windows", window)
-			}
+		i := slices.IndexFunc(rep.Settings, func(s tune.Setting) bool { return len(s.MaxRewind) == 0 && s.WindowTicks(r.TickRate) == want })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: the window %s, %d ticks at %d Hz, is not in --windows", r.Path, at, want, r.TickRate)
 		}
-		out[r.Path] = found
+		out[r.Path] = i
 	}
 	return out, nil
 }

@@ -35,6 +35,18 @@ func TestTuneDirectoryAndDamagedFile(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s+600\s+12\s+-\s+all\s`).MatchString(stdout) {
 		t.Errorf("no row of window 600 ms (12 ticks):\n%s", stdout)
 	}
+	// The disputed hits at a setting: the recorded window (1 s, 20 ticks)
+	// must be in the sweep; the recommendation or a window of it.
+	code, _, stderr = runCmd(t, "tune", dir, "--windows", "0-600ms/200ms", "--out", "", "--list", "disputed")
+	if code != 1 || !strings.Contains(stderr, "the window recorded, 20 ticks at 20 Hz, is not in --windows") {
+		t.Errorf("the recorded window outside the sweep: exit %d, %q", code, stderr)
+	}
+	for _, at := range []string{"recorded", "recommended", "600ms", "12"} {
+		code, stdout, stderr = runCmd(t, "tune", dir, "--windows", "0-1s/200ms", "--out", "", "--list", "disputed", "--at", at, "--target", "50")
+		if code != 0 || !regexp.MustCompile(`(?m)^\d+ disputed hit\(s\) at the `+at+` window:\n\s*recording\s+tick\s+shot\s+shooter\s+victim`).MatchString(stdout) {
+			t.Errorf("--at %s: exit %d\n%s%s", at, code, stdout, stderr)
+		}
+	}
 	code, _, stderr = runCmd(t, "tune", filepath.Join(dir, "bad"+replay.Extension), "--out", "")
 	if code != 1 || !strings.Contains(stderr, "no recording could be replayed") {
 		t.Errorf("only a damaged file: exit %d, %q", code, stderr)
