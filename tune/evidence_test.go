@@ -50,9 +50,10 @@ func TestDisputedListed(t *testing.T) {
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("the disputed hit:\n got %+v\nwant %+v", d, want)
 	}
-	// Bob, behind the wall at tick 15 (running +x from −4.5 at 20 Hz).
-	if p := got[0].Present; math.Abs(p.X) > 0.5 || p.Y != 0 || p.Z != 5 {
-		t.Errorf("bob's present %v: want behind the wall at (0±0.5, 0, 5)", p)
+	// Bob, behind the wall at tick 15 (running +x from −4.5 at 20 Hz; the
+	// history holds poses on the wire's grid, 1/256 m).
+	if p := got[0].Present; p != geom.V(-0.40234375, 0, 5) {
+		t.Errorf("bob's present %v: want behind the wall at (-0.40234375, 0, 5)", p)
 	}
 	if n := len(rep.Disputed); n != 3 {
 		t.Errorf("%d disputed hits over the sweep, want 3 (windows 8, 12, 30)", n)
@@ -67,8 +68,9 @@ func TestDisputedListed(t *testing.T) {
 	}
 	row := recs[1]
 	wantRow := []string{path, "15", "1", "alice", "bob", "rifle", "400", "8", "20", "", "400"}
-	if !reflect.DeepEqual(row[:len(wantRow)], wantRow) || row[12] != "0.000" || row[13] != "5.000" {
-		t.Errorf("disputed.csv row %q, want %q and bob's y 0, z 5", row, wantRow)
+	wantRow = append(wantRow, "-0.402", "0.000", "5.000")
+	if !reflect.DeepEqual(row, wantRow) {
+		t.Errorf("disputed.csv row %q, want %q", row, wantRow)
 	}
 	b.Reset()
 	if err := WriteDisputedTable(&b, got); err != nil || !strings.Contains(b.String(), "alice") || !strings.Contains(b.String(), "400 ms (8)") {
