@@ -3,6 +3,7 @@ package tune
 import (
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -19,14 +20,16 @@ type Disputed struct {
 	File        string
 	Setting     Setting
 	TickRate    int
-	WindowTicks int   // the setting's window at the recording's tick rate
-	Tick        int64 // the server tick of the hit
-	Shot        uint32
+	WindowTicks int    // the setting's window at the recording's tick rate
+	Tick        int64  // the server tick of the hit
+	Shot        uint32 // the client's label
 	Shooter     string
 	Victim      string
-	Weapon      string
-	ViewLagMS   float64   // how far the server rewound for the shot
-	Present     geom.Vec3 // the victim's feet at the server tick
+	// ShooterID and VictimID are the players' wire ids (replay.EntityID.WireID).
+	ShooterID, VictimID uint32
+	Weapon              string
+	ViewLagMS           float64   // how far the server rewound for the shot
+	Present             geom.Vec3 // the victim's feet at the server tick
 
 	setting, rec int // indices in the report
 }
@@ -96,17 +99,24 @@ type Counts struct {
 // prints. A recording damaged after some ticks counts the intact part and
 // returns the error with them.
 func CountFile(ctx context.Context, path string, kinds *weapons.Registry) (Counts, error) {
+	c, _, err := JudgeRecorded(ctx, path, kinds)
+	return c, err
+}
+
+// JudgeRecorded is CountFile with the disputed hits, by tick: the hits
+// rewind view flags.
+func JudgeRecorded(ctx context.Context, path string, kinds *weapons.Registry) (Counts, []Disputed, error) {
 	rep, err := sweep(ctx, []string{path}, Config{Kinds: kinds, Workers: 1}, []Setting{{Recorded: true}})
 	if err != nil {
-		return Counts{}, err
+		return Counts{}, nil, err
 	}
 	r := &rep.Rows[0]
 	c := Counts{Shots: r.Shots, Decisions: r.Decisions, Seen: r.Seen, Confirmed: r.Confirmed, Hits: r.Hits, Unseen: r.Unseen,
 		Damaging: r.Damaging, Disputed: r.Disputed, Clamped: r.Clamped}
 	if len(rep.Skipped) > 0 {
-		return c, fmt.Errorf("%s", rep.Skipped[0])
+		return c, rep.Disputed, errors.New(rep.Skipped[0])
 	}
-	return c, nil
+	return c, rep.Disputed, nil
 }
 
 // String is the counts in one line, as the tools print them.

@@ -46,7 +46,10 @@ func TestDisputedListed(t *testing.T) {
 	d := got[0]
 	d.Present = geom.Vec3{}
 	want := Disputed{File: path, Setting: rep.Settings[2], TickRate: 20, WindowTicks: 8, Tick: 15, Shot: 1, Shooter: "alice", Victim: "bob",
-		Weapon: "rifle", ViewLagMS: 400, setting: 2}
+		ShooterID: got[0].ShooterID, VictimID: got[0].VictimID, Weapon: "rifle", ViewLagMS: 400, setting: 2}
+	if got[0].ShooterID == got[0].VictimID {
+		t.Errorf("shooter and victim: both wire id %d", got[0].ShooterID)
+	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("the disputed hit:\n got %+v\nwant %+v", d, want)
 	}
@@ -179,6 +182,10 @@ func TestCountFile(t *testing.T) {
 	want := Counts{Shots: 1, Decisions: 1, Seen: 1, Confirmed: 1, Hits: 1, Damaging: 1, Disputed: 1}
 	if c != want {
 		t.Errorf("counts %+v, want %+v", c, want)
+	}
+	_, hits, err := JudgeRecorded(context.Background(), path, nil)
+	if err != nil || len(hits) != 1 || hits[0].Tick != 15 || hits[0].Victim != "bob" || hits[0].WindowTicks != 30 {
+		t.Errorf("the recorded setting's disputed hits: %+v %v", hits, err)
 	}
 	if s := c.String(); s != "1 shots (1 shot decisions), 1 seen hits, 1 confirmed (100.0%), 1 server hits (0 unseen), 1 disputed of 1 damaging (100.0%), 0 clamped" {
 		t.Errorf("%s", s)

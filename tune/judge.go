@@ -238,6 +238,7 @@ func (m *matchJudge) name(id replay.EntityID) string {
 // disputed hit.
 func (m *matchJudge) detail(sim *systems.Simulation, tick int64, ev *ecs.ShotEvent, k hitKey) Disputed {
 	d := Disputed{Tick: tick, Shot: ev.Shot, Shooter: m.name(k.shot.shooter), Victim: m.name(k.target), Weapon: m.weaponName(ev.Weapon),
+		ShooterID: k.shot.shooter.WireID(), VictimID: k.target.WireID(),
 		ViewLagMS: (float64(ev.Tick) - ev.ViewTime.Ticks()) * 1000 / float64(m.setup.TickRate)}
 	if pose, ok := sim.History.PoseAt(tick, ev.Target); ok {
 		d.Present = pose.Pos
