@@ -186,15 +186,15 @@ func (c *Config) checkRates(recs []Recording) error {
 				for _, rate := range slices.Sorted(maps.Keys(rates)) {
 					by = append(by, fmt.Sprintf("%d Hz: %s", rate, strings.Join(rates[rate], ", ")))
 				}
-				return fmt.Errorf("tune: a window or cap of %s ticks, but the recordings' tick rates differ (%s): give durations, such as 0-1500ms/100ms",
-					s, strings.Join(by, "; "))
+				return OptionError{fmt.Errorf("tune: a window or cap of %s ticks, but the recordings' tick rates differ (%s): give durations, such as 0-1500ms/100ms",
+					s, strings.Join(by, "; "))}
 			}
 		}
 	}
 	for rate := range rates {
 		for _, s := range spans {
 			if n, _ := s.WholeTicks(rate); n > lagcomp.MaxWindowTicks {
-				return fmt.Errorf("tune: %s is %d ticks at %d Hz: at most %d", s, n, rate, lagcomp.MaxWindowTicks)
+				return OptionError{fmt.Errorf("tune: %s is %d ticks at %d Hz: at most %d", s, n, rate, lagcomp.MaxWindowTicks)}
 			}
 		}
 	}
@@ -347,8 +347,7 @@ func sweep(ctx context.Context, files []string, cfg Config, settings []Setting) 
 	var total int64
 	for _, f := range files {
 		rec, size, err := check(f, &cfg)
-		var bad optionsError
-		if errors.As(err, &bad) {
+		if errors.As(err, new(OptionError)) {
 			return nil, err
 		}
 		if err != nil {
@@ -587,9 +586,12 @@ func (c *countingReader) flush() {
 	}
 }
 
-// optionsError is an option that does not fit a recording (as opposed to
-// a recording that cannot be read).
-type optionsError struct{ error }
+// OptionError is an option that does not fit the recordings (a weapon
+// they lack, ticks over several tick rates), as opposed to a recording
+// that cannot be read.
+type OptionError struct{ error }
+
+func (e OptionError) Unwrap() error { return e.error }
 
 // check reads a recording's header, and that the weapons the sweep names
 // are in it, before any replay starts.
@@ -613,12 +615,12 @@ func check(path string, cfg *Config) (Recording, int64, error) {
 	}
 	for _, w := range slices.Sorted(maps.Keys(cfg.MaxRewind)) {
 		if !has(w) {
-			return Recording{}, 0, optionsError{fmt.Errorf("tune: %s: max-rewind: no weapon %q in the recording", path, w)}
+			return Recording{}, 0, OptionError{fmt.Errorf("tune: %s: max-rewind: no weapon %q in the recording", path, w)}
 		}
 	}
 	for _, w := range cfg.Weapons {
 		if !has(w) {
-			return Recording{}, 0, optionsError{fmt.Errorf("tune: %s: weapon: no weapon %q in the recording", path, w)}
+			return Recording{}, 0, OptionError{fmt.Errorf("tune: %s: weapon: no weapon %q in the recording", path, w)}
 		}
 	}
 	return Recording{Path: path, TickRate: setup.TickRate, Window: setup.LagComp.WindowTicks}, st.Size(), nil

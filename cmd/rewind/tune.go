@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -181,7 +182,11 @@ func runTune(ctx context.Context, args []string, o *tuneOptions, stdout, stderr 
 		bar.Finish() // the last update may have been throttled; then cleared
 	}
 	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		code := 1
+		if errors.As(err, new(tune.OptionError)) {
+			code = 2
+		}
+		return &exitError{code: code, msg: err.Error()}
 	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(stderr, "tune: warning: skipped: %s\n", s)

@@ -47,6 +47,10 @@ func TestTuneDirectoryAndDamagedFile(t *testing.T) {
 			t.Errorf("--at %s: exit %d\n%s%s", at, code, stdout, stderr)
 		}
 	}
+	code, _, stderr = runCmd(t, "tune", dir, "--out", "", "--weapon", "railgun")
+	if code != 2 || !strings.Contains(stderr, `no weapon "railgun"`) {
+		t.Errorf("a weapon the recordings lack: exit %d, %q", code, stderr)
+	}
 	code, _, stderr = runCmd(t, "tune", filepath.Join(dir, "bad"+replay.Extension), "--out", "")
 	if code != 1 || !strings.Contains(stderr, "no recording could be replayed") {
 		t.Errorf("only a damaged file: exit %d, %q", code, stderr)
