@@ -19,6 +19,7 @@ import (
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/server"
+	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/tune"
 	"github.com/rewind-gg/rewind/view"
 )
@@ -220,14 +221,21 @@ func TestShotsOnALevel(t *testing.T) {
 	}
 	// The sweep judges the recorded hit in the recorded geometry: the
 	// player in the open was in sight in its own present, so not disputed.
-	rep, err := tune.Sweep(context.Background(), files, tune.Config{Windows: []int{0, 30}, Workers: 1})
+	rep, err := tune.Sweep(context.Background(), files, tune.Config{Windows: []ticks.Span{{InTicks: true}, {N: 30, InTicks: true}}, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	judged := false
 	for _, r := range rep.Rows {
-		if r.Weapon == "" && r.Setting.Window == 30 && (r.Hits != 1 || r.Disputed != 0) {
-			t.Errorf("window 30: %d hits, %d disputed; want the hit in the open, undisputed", r.Hits, r.Disputed)
+		if r.By == tune.ByAll && r.Setting.Window.N == 30 {
+			judged = true
+			if r.Hits != 1 || r.Disputed != 0 {
+				t.Errorf("window 30: %d hits, %d disputed; want the hit in the open, undisputed", r.Hits, r.Disputed)
+			}
 		}
+	}
+	if !judged {
+		t.Error("no row of window 30")
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewind-gg/rewind/internal/matchtest"
 	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/ticks"
 )
 
 // BenchmarkSweep5Minutes sweeps 30 windows (0..29) over a recorded 6v6
@@ -17,24 +18,24 @@ import (
 // replayed ticks per second of every simulation it ran (the match and
 // "seen" and "present" once per worker, and the 30 settings').
 func BenchmarkSweep5Minutes(b *testing.B) {
-	const ticks = 6000
+	const n = 6000
 	path := filepath.Join(b.TempDir(), "5min"+replay.Extension)
-	if err := os.WriteFile(path, matchtest.Record(b, 12, ticks), 0o644); err != nil {
+	if err := os.WriteFile(path, matchtest.Record(b, 12, n), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cfg := Config{}
 	for w := range 30 {
-		cfg.Windows = append(cfg.Windows, w)
+		cfg.Windows = append(cfg.Windows, ticks.Span{N: float64(w), InTicks: true})
 	}
 	var sims int
 	for b.Loop() {
 		rep, err := Sweep(context.Background(), []string{path}, cfg)
-		if err != nil || rep.Ticks != ticks {
+		if err != nil || rep.Ticks != n {
 			b.Fatalf("%v, %d ticks", err, rep.Ticks)
 		}
 		sims = len(rep.Settings) + 3*min(len(rep.Settings), runtime.GOMAXPROCS(0)) // a chunk a worker
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(sec, "s/sweep")
-	b.ReportMetric(float64(sims*ticks)/sec, "sim-ticks/s")
+	b.ReportMetric(float64(sims*n)/sec, "sim-ticks/s")
 }

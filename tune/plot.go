@@ -1,14 +1,17 @@
 package tune
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -17,12 +20,15 @@ const (
 	PlotConfirmation = "confirmation"
 	PlotDisputed     = "disputed"
 	PlotViewLag      = "viewlag"
+	PlotTradeoff     = "tradeoff"
 )
 
-// WritePlots draws the report's three plots into dir, as PNG or SVG (format
+// WritePlots draws the report's four plots into dir, as PNG or SVG (format
 // "png" or "svg"): confirmation vs window and disputed hits vs window, a
-// line per weapon (and per combination of weapon caps swept), and the
-// players' view-lag histogram. It returns the files written.
+// line per weapon (and per combination of weapon caps swept), the
+// trade-off (confirmed against disputed, a point per window), and the
+// players' view-lag histogram. Windows are in ms, their ticks beside.
+// It returns the files written.
 func (rep *Report) WritePlots(dir, format string) ([]string, error) {
 	if format != "png" && format != "svg" {
 		return nil, fmt.Errorf("tune: plot format %q: png or svg", format)
@@ -48,22 +54,122 @@ func (rep *Report) WritePlots(dir, format string) ([]string, error) {
 		}
 		files = append(files, path)
 	}
-	plt, err := rep.viewLagPlot()
-	if err != nil {
-		return files, err
+	for _, p := range []struct {
+		name string
+		draw func() (*plot.Plot, error)
+	}{{PlotTradeoff, rep.tradeoffPlot}, {PlotViewLag, rep.viewLagPlot}} {
+		plt, err := p.draw()
+		if err != nil {
+			return files, err
+		}
+		path := filepath.Join(dir, p.name+"."+format)
+		if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+			return files, fmt.Errorf("tune: %s: %w", path, err)
+		}
+		files = append(files, path)
 	}
-	path := filepath.Join(dir, PlotViewLag+"."+format)
-	if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
-		return files, fmt.Errorf("tune: %s: %w", path, err)
+	return files, nil
+}
+
+// windowTicks labels the x axis at each window of the sweep: its ms, and
+// its ticks below (every n-th, when there are many).
+func (rep *Report) windowTicks() plot.Ticker {
+	seen := map[float64]bool{}
+	var ticks []plot.Tick
+	for _, s := range rep.Settings {
+		ms, tk := rep.window(s)
+		if seen[ms] || math.IsNaN(ms) {
+			continue
+		}
+		seen[ms] = true
+		ticks = append(ticks, plot.Tick{Value: ms, Label: strconv.FormatFloat(ms, 'f', -1, 64) + "\n" + tk})
 	}
-	return append(files, path), nil
+	slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
+	every := (len(ticks) + 11) / 12
+	for i := range ticks {
+		if i%every != 0 {
+			ticks[i].Label = ""
+		}
+	}
+	return plot.ConstantTicks(ticks)
+}
+
+// tradeoffPlot draws confirmation against the disputed share, every weapon
+// together: a point per window, labelled with it, a line per caps.
+func (rep *Report) tradeoffPlot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "The trade: hits confirmed against hits disputed, a point per window"
+	p.X.Label.Text = "disputed (% of damaging hits)"
+	p.Y.Label.Text = "confirmed (% of hits seen)"
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, 100
+	p.Add(plotter.NewGrid())
+	order, byCaps := rep.byCaps()
+	right := 1.0
+	var series []plotter.XYLabels
+	for _, c := range order {
+		// Windows that trade the same share for the same share are one
+		// point, labelled with their range: "600–2000 ms".
+		var xy plotter.XYLabels
+		var first string
+		for _, r := range byCaps[c] {
+			x, y := 100*r.DisputedShare(), 100*r.Confirmation()
+			if math.IsNaN(x) || math.IsNaN(y) {
+				continue
+			}
+			ms, _ := rep.window(r.Setting)
+			label := strconv.FormatFloat(ms, 'f', -1, 64)
+			if n := len(xy.XYs); n > 0 && xy.XYs[n-1] == (plotter.XY{X: x, Y: y}) {
+				xy.Labels[n-1] = first + "–" + label + " ms"
+				continue
+			}
+			first = label
+			xy.XYs = append(xy.XYs, plotter.XY{X: x, Y: y})
+			xy.Labels = append(xy.Labels, label+" ms")
+			right = max(right, x)
+		}
+		series = append(series, xy)
+	}
+	p.X.Max = right * 1.2
+	for i, xy := range series {
+		if len(xy.XYs) == 0 {
+			continue
+		}
+		name := "all weapons"
+		if order[i] != "" {
+			name += " (" + order[i] + ")"
+		}
+		line, points, err := plotter.NewLinePoints(xy.XYs)
+		if err != nil {
+			return nil, fmt.Errorf("tune: plot: %w", err)
+		}
+		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		labels, err := plotter.NewLabels(xy)
+		if err != nil {
+			return nil, fmt.Errorf("tune: plot: %w", err)
+		}
+		// Beside its point, to the right; to the left when the point is
+		// near the one before, whose label is on the right.
+		labels.Offset = vg.Point{X: vg.Points(6)}
+		for j := 1; j < len(xy.XYs); j++ {
+			a, b := xy.XYs[j-1], xy.XYs[j]
+			if math.Abs(a.X-b.X)/p.X.Max < 0.05 && math.Abs(a.Y-b.Y)/100 < 0.05 {
+				labels.TextStyle[j].XAlign = text.XAlignment(-1 - 12/labels.TextStyle[j].Width(xy.Labels[j]).Points())
+			}
+		}
+		p.Add(line, points, labels)
+		p.Legend.Add(name, line, points)
+	}
+	p.Legend.Top = false
+	return p, nil
 }
 
 // windowPlot draws value against the window: a line per weapon and caps.
 func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "lag-compensation window (ticks)"
+	p.X.Label.Text = "lag-compensation window (ms; ticks below)"
+	p.X.Tick.Marker = rep.windowTicks()
 	p.Y.Label.Text = y
 	p.Y.Min, p.Y.Max = 0, 100
 	p.Add(plotter.NewGrid())
@@ -76,11 +182,11 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bo
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		v := value(r)
-		if math.IsNaN(v) {
+		if math.IsNaN(v) || (r.By != ByAll && r.By != ByWeapon) {
 			continue
 		}
-		name := r.Weapon
-		if name == "" {
+		name := r.Group
+		if r.By == ByAll {
 			name = "all weapons"
 		}
 		if c := r.Setting.caps(); c != "" {
@@ -91,7 +197,8 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bo
 			all = append(all, &series{name: name})
 			j = len(all) - 1
 		}
-		all[j].xys = append(all[j].xys, plotter.XY{X: float64(r.Setting.Window), Y: v})
+		ms, _ := rep.window(r.Setting)
+		all[j].xys = append(all[j].xys, plotter.XY{X: ms, Y: v})
 		top = max(top, v)
 	}
 	if !full {
@@ -99,7 +206,7 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bo
 	}
 	var lines []any
 	for _, s := range all {
-		slices.SortFunc(s.xys, func(a, b plotter.XY) int { return int(math.Copysign(1, a.X-b.X)) })
+		slices.SortFunc(s.xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 		lines = append(lines, s.name, s.xys)
 	}
 	if len(lines) == 0 {
@@ -107,6 +214,16 @@ func (rep *Report) windowPlot(title, y string, value func(*Row) float64, full bo
 	}
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return nil, fmt.Errorf("tune: plot: %w", err)
+	}
+	if ms := rep.recordedMS(); !math.IsNaN(ms) && slices.ContainsFunc(rep.Settings, func(s Setting) bool { w, _ := rep.window(s); return w == ms }) {
+		// The window the matches were played with: a dashed upright.
+		mark, err := plotter.NewLine(plotter.XYs{{X: ms, Y: 0}, {X: ms, Y: p.Y.Max}})
+		if err != nil {
+			return nil, fmt.Errorf("tune: plot: %w", err)
+		}
+		mark.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(mark)
+		p.Legend.Add(fmt.Sprintf("recorded window (%s ms)", strconv.FormatFloat(ms, 'f', -1, 64)), mark)
 	}
 	return p, nil
 }

@@ -20,11 +20,21 @@ import (
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
 	"github.com/rewind-gg/rewind/systems"
+	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
+// tk returns windows in ticks.
+func tk(ns ...int) []ticks.Span {
+	var out []ticks.Span
+	for _, n := range ns {
+		out = append(out, ticks.Span{N: float64(n), InTicks: true})
+	}
+	return out
+}
+
 func TestSettings(t *testing.T) {
-	c := Config{Windows: []int{0, 4}, MaxRewind: map[string][]float64{"rifle": {2, 0}, "bite": {1}}}
+	c := Config{Windows: tk(0, 4), MaxRewind: map[string][]ticks.Span{"rifle": tk(2, 0), "bite": tk(1)}}
 	var got []string
 	for _, s := range c.Settings() {
 		got = append(got, s.String())
@@ -36,8 +46,8 @@ func TestSettings(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("settings %q, want %q", got, want)
 	}
-	for _, bad := range []Config{{}, {Windows: []int{-1}}, {Windows: []int{2000}}, {Windows: []int{1}, MaxRewind: map[string][]float64{"x": {}}},
-		{Windows: []int{1}, MaxRewind: map[string][]float64{"x": {-1}}}} {
+	for _, bad := range []Config{{}, {Windows: tk(-1)}, {Windows: tk(2000)}, {Windows: tk(1), MaxRewind: map[string][]ticks.Span{"x": {}}},
+		{Windows: tk(1), MaxRewind: map[string][]ticks.Span{"x": tk(-1)}}, {Windows: []ticks.Span{{N: 1.5, InTicks: true}}}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("%+v: valid", bad)
 		}
@@ -52,9 +62,14 @@ func TestSettings(t *testing.T) {
 // from where she aimed, and the shot misses.
 func behindTheWall(t *testing.T) string {
 	t.Helper()
+	return behindTheWallIn(t, t.TempDir())
+}
+
+func behindTheWallIn(t *testing.T, dir string) string {
+	t.Helper()
 	sc, _ := matchtest.RoomConfig(t)
 	sc.LagComp = lagcomp.Config{WindowTicks: 30, Bucketing: true, CellSize: 4}
-	path := filepath.Join(t.TempDir(), "wall"+replay.Extension)
+	path := filepath.Join(dir, "wall"+replay.Extension)
 	r := matchtest.NewRecorded(t, sc, matchtest.Level(geom.AABB{Min: geom.V(-1, 0, -1), Max: geom.V(1, 3, 1)}), replay.RecorderConfig{Path: path})
 	sim := r.Sim
 	rifle, _ := sim.Catalog.Lookup("rifle")
@@ -86,15 +101,15 @@ func behindTheWall(t *testing.T) string {
 
 func TestDisputedBehindTheWall(t *testing.T) {
 	path := behindTheWall(t)
-	rep, err := Sweep(context.Background(), []string{path}, Config{Windows: []int{0, 4, 8, 12, 30}})
+	rep, err := Sweep(context.Background(), []string{path}, Config{Windows: tk(0, 4, 8, 12, 30)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	type got struct{ window, seen, confirmed, hits, disputed int64 }
 	var rows []got
 	for _, r := range rep.Rows {
-		if r.Weapon == "" {
-			rows = append(rows, got{int64(r.Setting.Window), r.Seen, r.Confirmed, r.Hits, r.Disputed})
+		if r.By == ByAll {
+			rows = append(rows, got{int64(r.Setting.WindowTicks(20)), r.Seen, r.Confirmed, r.Hits, r.Disputed})
 		}
 	}
 	want := []got{{0, 1, 0, 0, 0}, {4, 1, 0, 0, 0}, {8, 1, 1, 1, 1}, {12, 1, 1, 1, 1}, {30, 1, 1, 1, 1}}
@@ -132,7 +147,7 @@ func TestOutOfSightGeometry(t *testing.T) {
 	far := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(-20, 0, 20), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	tall := sim.SpawnPlayer(systems.PlayerSpec{Team: 2, Pos: geom.V(10, 0, 5), Health: 100, Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8}})
 	sim.Step()
-	m := newMatchJudge(replay.Setup{EyeHeight: sc.EyeHeight}, nil, false)
+	m := newMatchJudge(replay.Setup{EyeHeight: sc.EyeHeight, TickRate: 20}, nil, false, 0)
 	teams := genericTeams(sim)
 	rifle, _ := cat.Lookup("rifle")
 	shotgun, _ := cat.Lookup("shotgun")
@@ -169,7 +184,7 @@ func TestSweepScriptedMatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress []int64
-	rep, err := Sweep(context.Background(), []string{path, path}, Config{Windows: []int{0, 2, 4, 8, 16}, Workers: 2,
+	rep, err := Sweep(context.Background(), []string{path, path}, Config{Windows: tk(0, 2, 4, 8, 16), Workers: 2,
 		Progress: func(read, total int64) { progress = append(progress, read, total) }})
 	if err != nil {
 		t.Fatal(err)
@@ -181,31 +196,44 @@ func TestSweepScriptedMatch(t *testing.T) {
 		t.Errorf("%d ticks, %d players over two copies", rep.Ticks, rep.Players)
 	}
 	var all []Row
-	perWeapon := map[int]Row{}
+	sums := map[[2]string]Row{} // by setting and breakdown
 	for _, r := range rep.Rows {
-		if r.Weapon == "" {
+		if r.By == ByAll {
 			all = append(all, r)
 			continue
 		}
-		s := perWeapon[r.Setting.Window]
+		k := [2]string{r.Setting.String(), r.By}
+		s := sums[k]
 		s.add(&r)
-		perWeapon[r.Setting.Window] = s
+		sums[k] = s
+		if r.Clamped > r.Shots || r.Confirmed > r.Seen || r.Disputed > r.Damaging || r.Decisions < r.Shots {
+			t.Errorf("%s %s %s: %d clamped of %d shots (%d decisions), %d confirmed of %d seen, %d disputed of %d damaging", r.Setting, r.By, r.Group,
+				r.Clamped, r.Shots, r.Decisions, r.Confirmed, r.Seen, r.Disputed, r.Damaging)
+		}
 	}
 	if len(all) != 5 {
 		t.Fatalf("%d rows for every weapon, want 5", len(all))
 	}
 	for i, r := range all {
-		w := perWeapon[r.Setting.Window]
-		if w.Seen != r.Seen || w.Confirmed != r.Confirmed || w.Hits != r.Hits || w.Disputed != r.Disputed || w.Shots != r.Shots {
-			t.Errorf("window %d: the weapons' rows do not add up to the total: %+v vs %+v", r.Setting.Window, w, r)
+		window := r.Setting.WindowTicks(20)
+		for _, by := range Breakdowns[1:] {
+			w := sums[[2]string{r.Setting.String(), by}]
+			want := r
+			if by == ByRecording { // the same file twice: one row, both copies
+				want.Shots, want.Seen, want.Confirmed, want.Hits, want.Disputed, want.Clamped = 2*r.Shots/2, r.Seen, r.Confirmed, r.Hits, r.Disputed, r.Clamped
+			}
+			if w.Seen != want.Seen || w.Confirmed != want.Confirmed || w.Hits != want.Hits || w.Disputed != want.Disputed || w.Shots != want.Shots ||
+				w.Clamped != want.Clamped || w.Decisions != want.Decisions {
+				t.Errorf("window %d: the %s rows do not add up to the total: %+v vs %+v", window, by, w, r)
+			}
 		}
 		if r.Seen == 0 || r.Seen != all[0].Seen || r.Shots != all[0].Shots {
-			t.Errorf("window %d: %d seen hits and %d shots, window 0 %d and %d: the shots are the same", r.Setting.Window, r.Seen, r.Shots, all[0].Seen, all[0].Shots)
+			t.Errorf("window %d: %d seen hits and %d shots, window 0 %d and %d: the shots are the same", window, r.Seen, r.Shots, all[0].Seen, all[0].Shots)
 		}
 		if i > 0 && r.Confirmation() < all[i-1].Confirmation() {
-			t.Errorf("confirmation falls from %.3f to %.3f at window %d", all[i-1].Confirmation(), r.Confirmation(), r.Setting.Window)
+			t.Errorf("confirmation falls from %.3f to %.3f at window %d", all[i-1].Confirmation(), r.Confirmation(), window)
 		}
-		if r.Setting.Window == 0 && (r.Disputed != 0 || r.Rewinds != 0) {
+		if window == 0 && (r.Disputed != 0 || r.Rewinds != 0) {
 			t.Errorf("window 0: %d disputed, %d rewinds", r.Disputed, r.Rewinds)
 		}
 	}
@@ -224,6 +252,9 @@ func TestSweepScriptedMatch(t *testing.T) {
 	if lines := strings.Count(short.String(), "\n"); lines != 5+4 {
 		t.Errorf("the table for every weapon together: %d lines, want a header, a blank line, a column line and 5 settings:\n%s", lines, short.String())
 	}
+	if !strings.Contains(short.String(), "400") || !strings.Contains(short.String(), "window ms") {
+		t.Errorf("the table: no window in ms (window 8 ticks: 400 ms):\n%s", short.String())
+	}
 	if err := rep.WriteCSV(&csvOut); err != nil {
 		t.Fatal(err)
 	}
@@ -231,11 +262,11 @@ func TestSweepScriptedMatch(t *testing.T) {
 	if err != nil || len(recs) != len(rep.Rows)+1 || !reflect.DeepEqual(recs[0], CSVHeader) {
 		t.Fatalf("CSV: %d lines, %v", len(recs), err)
 	}
-	if lines := strings.Count(table.String(), "\n"); lines < len(rep.Rows)+3 {
-		t.Errorf("table: %d lines for %d rows", lines, len(rep.Rows))
+	if r := recs[1]; r[0] != "0.0000" || r[1] != "0" || r[2] != "20" || r[3] != "all" {
+		t.Errorf("CSV: the first row %q, want window 0 ms, 0 ticks, 20 Hz, all", r)
 	}
 	files, err := rep.WritePlots(t.TempDir(), "svg")
-	if err != nil || len(files) != 3 {
+	if err != nil || len(files) != 4 {
 		t.Fatalf("plots: %v %v", files, err)
 	}
 	for _, f := range files {
@@ -251,23 +282,32 @@ func TestSweepErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good"+replay.Extension)
 	os.WriteFile(good, data, 0o644)
-	if _, err := Sweep(context.Background(), []string{good}, Config{Windows: []int{0}, MaxRewind: map[string][]float64{"railgun": {1}}}); err == nil ||
+	if _, err := Sweep(context.Background(), []string{good}, Config{Windows: tk(0), MaxRewind: map[string][]ticks.Span{"railgun": tk(1)}}); err == nil ||
 		!strings.Contains(err.Error(), `no weapon "railgun"`) {
 		t.Errorf("an unknown weapon: %v", err)
 	}
-	if _, err := Sweep(context.Background(), []string{filepath.Join(dir, "missing")}, Config{Windows: []int{0}}); err == nil {
-		t.Error("a missing file: no error")
+	missing := filepath.Join(dir, "missing")
+	if _, err := Sweep(context.Background(), []string{missing}, Config{Windows: tk(0)}); err == nil || !strings.Contains(err.Error(), "no recording could be replayed") {
+		t.Errorf("a missing file alone: %v", err)
 	}
-	// A damaged tail: the intact part counts, and the report says so.
+	// A damaged tail: the intact part counts, and the report says so; a
+	// file that is no recording, or is gone, is skipped; the rest counts.
 	cut := filepath.Join(dir, "cut"+replay.Extension)
 	os.WriteFile(cut, data[:len(data)*3/4], 0o644)
-	rep, err := Sweep(context.Background(), []string{cut}, Config{Windows: []int{0, 4}})
-	if err != nil || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "truncated") || rep.Ticks == 0 || rep.Ticks >= 50 {
-		t.Errorf("a truncated file: %v, skipped %q, %d ticks", err, rep.Skipped, rep.Ticks)
+	junk := filepath.Join(dir, "junk"+replay.Extension)
+	os.WriteFile(junk, []byte("not a recording"), 0o644)
+	rep, err := Sweep(context.Background(), []string{cut, junk, missing, good}, Config{Windows: tk(0, 4)})
+	if err != nil || len(rep.Skipped) != 3 || rep.Ticks <= 50 || rep.Ticks >= 100 || len(rep.Recordings) != 2 {
+		t.Fatalf("a truncated file, junk, a missing one and a good one: %v, skipped %q, %d ticks", err, rep.Skipped, rep.Ticks)
+	}
+	for i, want := range []string{junk, missing, "truncated"} {
+		if !strings.Contains(rep.Skipped[i], want) {
+			t.Errorf("skipped %q: want %q named", rep.Skipped[i], want)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Sweep(ctx, []string{good}, Config{Windows: []int{0}}); err == nil {
+	if _, err := Sweep(ctx, []string{good}, Config{Windows: tk(0)}); err == nil {
 		t.Error("a cancelled sweep: no error")
 	}
 }

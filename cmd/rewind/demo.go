@@ -19,6 +19,7 @@ import (
 	"github.com/rewind-gg/rewind/server"
 	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/token"
+	"github.com/rewind-gg/rewind/tune"
 )
 
 type demoConfig struct {
@@ -278,7 +279,18 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 	cfg.InputTimeout += dialTimeout
 	cfg.MaxDatagramRate = max(cfg.MaxDatagramRate, 5*dc.tickRate)
 	cfg.Log = server.LogConfig{Level: dc.logLevel, Format: "auto"}
+	// The match is always recorded: its counts (tune.CountFile) are the
+	// ones rewind tune and view print. Without --record, into a directory
+	// removed at the end.
 	cfg.Record.Dir = dc.record
+	if cfg.Record.Dir == "" {
+		tmp, err := os.MkdirTemp("", "rewind-demo-")
+		if err != nil {
+			return &exitError{code: 1, msg: "demo: " + err.Error()}
+		}
+		defer os.RemoveAll(tmp)
+		cfg.Record.Dir = tmp
+	}
 	cfg.Level = serverLevel(dc.fleet.level)
 	if err := cfg.Validate(); err != nil {
 		return &exitError{code: 2, msg: "demo: " + err.Error()}
@@ -389,8 +401,16 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		if err := srv.Shutdown(sctx); err != nil {
 			return &exitError{code: 1, msg: "demo: " + err.Error()}
 		}
-		fmt.Fprintf(stdout, "recorded: %s\n  rewind replay %s\n  rewind tune %s\n  rewind view %s\n",
-			final.Recording, final.Recording, final.Recording, final.Recording)
+		counts, err := tune.CountFile(ctx, final.Recording, nil)
+		if err != nil {
+			fmt.Fprintf(stdout, "match counts: %v\n", err)
+		} else {
+			fmt.Fprintf(stdout, "match counts (as rewind tune and view count them, docs/tuning.md): %s\n", counts)
+		}
+		if dc.record != "" {
+			fmt.Fprintf(stdout, "recorded: %s\n  rewind replay %s\n  rewind tune %s\n  rewind view %s\n",
+				final.Recording, final.Recording, final.Recording, final.Recording)
+		}
 	}
 	return nil
 }

@@ -277,7 +277,7 @@ func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick 
 // view of each bot (by player id), for the inputs applied.
 func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tlate\tcorrections\tshots\thits seen\tafter death\tconfirmed\tconfirmed %\tno damage\tclamped\tK/D\tkbit/s\t")
+	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tlate\tcorrections\tshots sent\thits on screen\tafter death\tconfirmed to it\t%\tno damage\tclamped\tK/D\tkbit/s\t")
 	var sent, applied, late, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes, held, bytesOut, datagrams, cuts uint64
 	for _, b := range f.bots {
 		s, ts := b.c.Stats(), b.tally.Stats()
@@ -314,7 +314,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	if players != nil {
 		fmt.Fprintf(w, ", %d applied in time (%.1f%%), %d more late (run at a later tick)", applied, 100*float64(applied)/float64(max(sent, 1)), late)
 	}
-	fmt.Fprintf(w, "; %d shots, %d hits seen by the shooters, %d confirmed by the server", shots, seen, confirmed)
+	fmt.Fprintf(w, "; as the bots counted them: %d shots sent, %d hits on their screens, %d hits confirmed to them", shots, seen, confirmed)
 	fmt.Fprintf(w, " (and %d registered on targets that took no damage: invulnerable or already dead)", noDamage)
 	if live := seen - dead; live > 0 {
 		fmt.Fprintf(w, ".\nOf the %d hits seen by live shooters, %.1f%% were confirmed on the same target by lag compensation;"+

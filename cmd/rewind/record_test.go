@@ -34,6 +34,7 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "rec")
 	code, stdout, stderr := runCmd(t, "demo", "--duration", "10s", "--record", rec, "--log-level", "error", "--seed", "3")
+	demoOut := stdout
 	if code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -145,34 +146,39 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 
 	t.Run("tune", func(t *testing.T) {
 		out := filepath.Join(dir, "tune")
-		code, stdout, stderr := runCmd(t, "tune", file, "--out", out)
+		code, stdout, stderr := runCmd(t, "tune", rec, "--out", out, "--list", "disputed", "--breakdown")
 		if code != 0 {
 			t.Fatalf("tune: exit %d\n%s%s", code, stdout, stderr)
 		}
 		rows := readCSV(t, filepath.Join(out, "tune.csv"))
 		var conf []float64
 		var seenHits []int
+		var recorded map[string]string
 		for _, r := range rows {
-			if r["weapon"] != "all" {
+			if r["by"] != "all" {
 				continue
 			}
-			w, _ := strconv.Atoi(r["window"])
+			w, _ := strconv.Atoi(r["window_ticks"])
+			ms, _ := strconv.ParseFloat(r["window_ms"], 64)
 			c, _ := strconv.ParseFloat(r["confirmed_pct"], 64)
 			seen, _ := strconv.Atoi(r["seen_hits"])
-			if w != 2*len(conf) || seen < 20 {
-				t.Fatalf("row %v: want windows 0, 2, 4… and hits seen", r)
+			if w != 2*len(conf) || ms != float64(100*len(conf)) || r["tick_rate"] != "20" || seen < 20 {
+				t.Fatalf("row %v: want windows 0, 100, 200… ms (0, 2, 4… ticks at 20 Hz) and hits seen", r)
 			}
 			if w == 0 && r["disputed"] != "0" {
 				t.Errorf("window 0: %s disputed hits, want 0: every hit is in the victim's present", r["disputed"])
 			}
+			if w == 40 {
+				recorded = r
+			}
 			conf = append(conf, c)
 			seenHits = append(seenHits, seen)
 		}
-		if len(conf) != 16 {
-			t.Fatalf("%d windows in tune.csv, want 0..30", len(conf))
+		if len(conf) != 21 {
+			t.Fatalf("%d windows in tune.csv, want 0..2000 ms", len(conf))
 		}
 		// Confirmation rises with the window, to about all at the demo's own
-		// 30. Not strictly: a window of a tick or two moves a target off a
+		// 40. Not strictly: a window of a tick or two moves a target off a
 		// shot that its present position happened to meet, so a step may
 		// lose a hit or two (on the sample map, of some 40: 5 points).
 		for i := 1; i < len(conf); i++ {
@@ -181,9 +187,37 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 			}
 		}
 		if conf[0] > 50 || conf[len(conf)-1] < 98 {
-			t.Errorf("confirmation %.1f%% at window 0, %.1f%% at 30: want little without lag compensation, all of it with", conf[0], conf[len(conf)-1])
+			t.Errorf("confirmation %.1f%% at window 0, %.1f%% at 40: want little without lag compensation, all of it with", conf[0], conf[len(conf)-1])
 		}
-		for _, p := range []string{"viewlag.csv", tune.PlotConfirmation + ".png", tune.PlotDisputed + ".png", tune.PlotViewLag + ".png"} {
+		// The demo's counts are tune's at the recorded window (2 s, the
+		// demo's; no max_unlag).
+		m := regexp.MustCompile(`match counts \(as rewind tune and view count them, docs/tuning.md\): (\d+) shots \((\d+) shot decisions\), (\d+) seen hits, (\d+) confirmed \([\d.]+%\), (\d+) server hits \((\d+) unseen\), (\d+) disputed of (\d+) damaging \([\d.-]+%?\), (\d+) clamped`).FindStringSubmatch(demoOut)
+		if m == nil {
+			t.Fatalf("no match counts in the demo's report:\n%s", demoOut)
+		}
+		for i, col := range []string{"shots", "shot_decisions", "seen_hits", "confirmed", "server_hits", "unseen_hits", "disputed", "damaging_hits", "clamped_shots"} {
+			if recorded[col] != m[i+1] {
+				t.Errorf("%s: the demo says %s, tune at the recorded window %s", col, m[i+1], recorded[col])
+			}
+		}
+		if !regexp.MustCompile(`(?m)^recommendation: window \d+ ms \(\d+ ticks\), the smallest that confirms at least 99.0%`).MatchString(stdout) {
+			t.Errorf("no recommendation:\n%s", stdout)
+		}
+		if !regexp.MustCompile(`(?m)^\d+ disputed hit\(s\) at the recorded window:$`).MatchString(stdout) || !strings.Contains(stdout, "breakdown at window 2000 ms (40)") {
+			t.Errorf("no disputed listing or breakdown:\n%s", stdout)
+		}
+		if recorded["disputed"] != "0" {
+			n := 0
+			for _, d := range readCSV(t, filepath.Join(out, "disputed.csv")) {
+				if d["window_ticks"] == "40" {
+					n++
+				}
+			}
+			if strconv.Itoa(n) != recorded["disputed"] {
+				t.Errorf("disputed.csv: %d rows at the recorded window, tune.csv %s", n, recorded["disputed"])
+			}
+		}
+		for _, p := range []string{"viewlag.csv", "recommendation.txt", tune.PlotConfirmation + ".png", tune.PlotDisputed + ".png", tune.PlotTradeoff + ".png", tune.PlotViewLag + ".png"} {
 			if st, err := os.Stat(filepath.Join(out, p)); err != nil || st.Size() < 100 {
 				t.Errorf("%s: %v", p, err)
 			}
