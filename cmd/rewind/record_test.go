@@ -197,7 +197,7 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		addr := make(chan string, 1)
 		done := make(chan error, 1)
 		var out bytes.Buffer
-		go func() { done <- runView(ctx, file, "127.0.0.1:0", &out, func(a string) { addr <- a }) }()
+		go func() { done <- runView(ctx, file, "127.0.0.1:0", view.Config{}, &out, func(a string) { addr <- a }) }()
 		var url string
 		select {
 		case url = <-addr:
