@@ -498,7 +498,10 @@
     g.fillStyle = "#98a2ae";
     g.fillText("side view: height against distance along the shot", 4, 11);
     g.fillStyle = "#e5e7eb";
-    if (part) g.fillText(part + " · " + fmt(shot.point[1] - (rw ? rw[3] : 0), 2) + " m above the feet", Math.min(X(pd) + 6, W - 150), Math.max(Y(py) - 6, 24));
+    if (part) {
+      const t = part + " · " + fmt(shot.point[1] - (rw ? rw[3] : 0), 2) + " m above the feet";
+      g.fillText(t, Math.max(Math.min(X(pd) - r - 6 - g.measureText(t).width, W - g.measureText(t).width - 4), 4), Math.max(Y(py) - 8, 24));
+    }
     g.fillText(fmt(dmax - 1, 1) + " m", W - 40, H - 2);
     view.side = { victim: name(v), part, contact: hit ? shot.point[1] : null, bodies: bodies.length };
   }
