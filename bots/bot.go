@@ -23,7 +23,7 @@ type BotConfig struct {
 	Slot int
 	// Loadout makes the bot use its whole loadout as the fight asks: a
 	// melee weapon on a target within its reach, a shield (a placeable)
-	// now and then, and otherwise a ranged weapon it changes every few
+	// every 20 to 30 seconds, and otherwise a ranged weapon it changes every few
 	// seconds (a hitscan within its range, or a projectile); while its pick
 	// is a melee weapon it closes in on its target.
 	Loadout bool
@@ -208,9 +208,14 @@ func (b *Bot) choose(v *client.View, dist float64) uint8 {
 			ranged = append(ranged, id)
 		}
 	}
-	if len(place) > 0 && now >= b.placeAt { // a shield every 8 to 12 seconds, or its fire interval
+	// A shield 5 to 15 seconds into the fight, then every 20 to 30 (or its
+	// fire interval): shields up all the time would block most shots.
+	if len(place) > 0 && b.placeAt == 0 {
+		b.placeAt = now + int64((5+10*b.rng.Float64())*rate)
+	}
+	if len(place) > 0 && now >= b.placeAt {
 		id := place[b.rng.IntN(len(place))]
-		b.placeAt = now + max(int64((8+4*b.rng.Float64())*rate), int64(ws[id].FireInterval))
+		b.placeAt = now + max(int64((20+10*b.rng.Float64())*rate), int64(ws[id].FireInterval))
 		return id
 	}
 	picks := append(slices.Clone(ranged), melee...)
