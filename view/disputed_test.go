@@ -138,3 +138,40 @@ func TestMatchUnderAnotherWindow(t *testing.T) {
 		t.Errorf("players %+v, %d frames", m.Players, len(m.Frames))
 	}
 }
+
+// Every kill a weapon dealt marks the shot that dealt it, and only those.
+func TestMatchMarksKills(t *testing.T) {
+	data := matchtest.Record(t, 6, 1200)
+	rd, err := replay.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kills := 0
+	if _, err := replay.Run(rd, replay.Config{OnTick: func(tk *replay.Tick) error {
+		for _, k := range tk.Sim.Events.Kills {
+			if k.Weapon != ecs.NoWeapon {
+				kills++
+			}
+		}
+		return nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(writeRecording(t, data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := f.Match(0)
+	marked := 0
+	for _, s := range m.Shots {
+		if s.Kill {
+			marked++
+			if s.Result != "hit" || s.Dealt == 0 {
+				t.Errorf("a kill marked on %+v", s)
+			}
+		}
+	}
+	if kills == 0 || marked != kills {
+		t.Errorf("%d shots marked kills, the replay's weapons killed %d times: want as many, some", marked, kills)
+	}
+}
