@@ -3,6 +3,7 @@ package bots
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 
 	"github.com/rewind-gg/rewind/client"
@@ -18,8 +19,14 @@ type BotConfig struct {
 	// Seed makes the bot's choices repeatable.
 	Seed uint64
 	// Slot is the weapon the bot uses: its index in the player's loadout
-	// (default 0, the class's first weapon).
+	// (default 0, the class's first weapon), unless Loadout is set.
 	Slot int
+	// Loadout makes the bot use its whole loadout as the fight asks: a
+	// melee weapon on a target within its reach, a shield (a placeable)
+	// every 20 to 30 seconds, and otherwise a ranged weapon it changes every few
+	// seconds (a hitscan within its range, or a projectile); while its pick
+	// is a melee weapon it closes in on its target.
+	Loadout bool
 	// Still keeps the bot in place (it still aims and fires).
 	Still bool
 }
@@ -57,6 +64,14 @@ type Bot struct {
 	crouchTill int64     // crouching in a fight until this tick
 	wasAlive   bool
 	lastTick   int64
+
+	// The whole loadout's choices (BotConfig.Loadout): the weapon picked
+	// until pickUntil, the tick a shield may next be placed, and whether
+	// the bot closes in on its target (its pick is melee, out of reach).
+	pick      uint8
+	pickUntil int64
+	placeAt   int64
+	charge    bool
 
 	stats botCounters
 }
@@ -128,6 +143,10 @@ func (b *Bot) Intent(v *client.View) client.Intent {
 		in.Pitch = math.Atan2(d.Y, math.Hypot(d.X, d.Z)) + b.rng.NormFloat64()*b.cfg.AimError
 		in.Fire = true
 	}
+	b.charge = false
+	if b.cfg.Loadout && target != nil {
+		in.Weapon = b.choose(v, dist)
+	}
 	if b.cfg.Still {
 		return in
 	}
@@ -149,6 +168,8 @@ func (b *Bot) wander(v *client.View, in *client.Intent, target *client.Player, d
 	b.strafeStep()
 	in.MoveX = b.strafe
 	switch {
+	case b.charge: // straight at it, sprinting, hopping over what is low between
+		in.MoveX, in.MoveZ, in.Sprint = 0, 1, true
 	case target == nil: // toward the middle
 		to := geom.V(-v.Self.Pos.X, 0, -v.Self.Pos.Z)
 		in.Yaw = math.Atan2(to.X, to.Z)
@@ -158,6 +179,69 @@ func (b *Bot) wander(v *client.View, in *client.Intent, target *client.Player, d
 	case dist < 6:
 		in.MoveZ = -1
 	}
+}
+
+// choose returns the weapon of the loadout for a target dist metres from
+// the eye (BotConfig.Loadout), and sets b.charge when the bot's pick is a
+// melee weapon that does not reach it yet (it fires what reaches
+// meanwhile).
+func (b *Bot) choose(v *client.View, dist float64) uint8 {
+	ws, now, rate := v.Welcome.Weapons, v.Tick, float64(v.Welcome.TickRate)
+	var melee, inReach, ranged, place []uint8
+	for _, id := range v.Welcome.Loadout {
+		if int(id) >= len(ws) {
+			continue
+		}
+		switch w := &ws[id]; w.Kind { // package weapons' kinds
+		case "melee":
+			melee = append(melee, id)
+			if dist <= w.Reach+w.Radius+v.Welcome.Radius {
+				inReach = append(inReach, id)
+			}
+		case "placeable":
+			place = append(place, id)
+		case "hitscan":
+			if dist <= w.Range {
+				ranged = append(ranged, id)
+			}
+		default:
+			ranged = append(ranged, id)
+		}
+	}
+	// A shield 5 to 15 seconds into the fight, then every 20 to 30 (or its
+	// fire interval): shields up all the time would block most shots.
+	if len(place) > 0 && b.placeAt == 0 {
+		b.placeAt = now + int64((5+10*b.rng.Float64())*rate)
+	}
+	if len(place) > 0 && now >= b.placeAt {
+		id := place[b.rng.IntN(len(place))]
+		b.placeAt = now + max(int64((20+10*b.rng.Float64())*rate), int64(ws[id].FireInterval))
+		return id
+	}
+	picks := append(slices.Clone(ranged), melee...)
+	if now >= b.pickUntil || !slices.Contains(picks, b.pick) {
+		if len(picks) == 0 {
+			return v.Welcome.Loadout[0]
+		}
+		b.pick, b.pickUntil = picks[b.rng.IntN(len(picks))], now+int64((2+3*b.rng.Float64())*rate)
+		if slices.Contains(melee, b.pick) { // time to close in
+			b.pickUntil += int64(4 * rate)
+		}
+	}
+	switch {
+	case slices.Contains(inReach, b.pick):
+	case slices.Contains(melee, b.pick): // close in, with what reaches meanwhile
+		b.charge = true
+		if len(inReach) > 0 {
+			return inReach[0]
+		}
+		if len(ranged) > 0 {
+			return ranged[0]
+		}
+	case len(inReach) > 0:
+		return inReach[b.rng.IntN(len(inReach))]
+	}
+	return b.pick
 }
 
 // strafeStep flips the strafe's direction every 15 to 45 ticks.
@@ -204,7 +288,10 @@ func (b *Bot) navigate(v *client.View, in *client.Intent, target *client.Player,
 		b.strafeStep()
 		to := toward(pos, target.Pos)
 		want = want.Add(geom.V(to.Z, 0, -to.X).Scale(0.7 * b.strafe))
-		if dist < 6 {
+		switch {
+		case b.charge: // straight at it
+			want = to
+		case dist < 6:
 			want = want.Sub(to)
 		}
 		if l := want.Len(); l > 1 {
@@ -213,7 +300,7 @@ func (b *Bot) navigate(v *client.View, in *client.Intent, target *client.Player,
 		if now >= b.crouchTill && b.rng.IntN(int(2*rate)) == 0 { // a crouch every two seconds or so
 			b.crouchTill = now + int64((0.5+b.rng.Float64())*rate)
 		}
-		crouch = crouch || now < b.crouchTill
+		crouch = crouch || (now < b.crouchTill && !b.charge)
 	}
 
 	// Progress: a bot that means to move and does not, for stallTime,
@@ -241,7 +328,7 @@ func (b *Bot) navigate(v *client.View, in *client.Intent, target *client.Player,
 
 	in.MoveX, in.MoveZ = stick(want, in.Yaw)
 	in.Jump, in.Crouch = jump, crouch
-	in.Sprint = !fight && !crouch && in.MoveZ > 0.7
+	in.Sprint = (!fight || b.charge) && !crouch && in.MoveZ > 0.7
 	if jump {
 		b.stats.jumps.Add(1)
 	}

@@ -162,35 +162,58 @@ type liveView struct {
 }
 
 // viewIndex lists the rooms whose matches are recorded, with links to their
-// live view.
-func (s *Server) viewIndex(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	type entry struct{ id, file string }
-	var rooms []entry
-	for id, r := range s.rooms {
-		if r.recording != "" {
-			rooms = append(rooms, entry{id, r.recording})
-		}
+// live view: each with its tick (and the time it stands for) and its
+// players by team.
+func (s *Server) viewIndex(w http.ResponseWriter, r *http.Request) {
+	all, err := s.Stats(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
 	}
-	s.mu.Unlock()
-	slices.SortFunc(rooms, func(a, b entry) int { return strings.Compare(a.id, b.id) })
+	rooms := slices.DeleteFunc(all, func(rs RoomStats) bool { return rs.Recording == "" })
+	slices.SortFunc(rooms, func(a, b RoomStats) int { return strings.Compare(a.ID, b.ID) })
 	s.pruneViews()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var b strings.Builder
 	b.WriteString("<!doctype html><meta charset=utf-8><title>Rewind · live view</title>" +
-		"<style>body{font:15px system-ui,sans-serif;margin:2em;background:#111418;color:#e6e8eb}a{color:#93c5fd}</style>" +
+		"<style>body{font:15px system-ui,sans-serif;margin:2em;background:#111418;color:#e6e8eb}a{color:#93c5fd}" +
+		"td,th{padding:4px 14px 4px 0;text-align:left;vertical-align:top}small{color:#98a2ae}</style>" +
 		"<h1>Rewind · live view</h1>")
 	if s.cfg.Record.Dir == "" {
 		b.WriteString("<p>This server does not record its matches: set record.dir (rewind serve --record DIR) to see them here.</p>")
 	} else if len(rooms) == 0 {
 		b.WriteString("<p>No room is open.</p>")
 	}
-	b.WriteString("<ul>")
-	for _, r := range rooms {
-		fmt.Fprintf(&b, "<li><a href=\"rooms/%s/\">%s</a> <small>%s</small></li>", html.EscapeString(url.PathEscape(r.id)),
-			html.EscapeString(r.id), html.EscapeString(r.file))
+	if len(rooms) > 0 {
+		b.WriteString("<table><tr><th>room</th><th>tick</th><th>players</th><th>recording</th></tr>")
 	}
-	b.WriteString("</ul>")
+	for _, rm := range rooms {
+		var teams [3][]string // by team: 1, 2, other
+		for _, p := range rm.Players {
+			t := min(int(p.Team), 3) - 1
+			if t < 0 {
+				t = 2
+			}
+			teams[t] = append(teams[t], html.EscapeString(p.Name))
+		}
+		var who []string
+		for i, names := range teams {
+			if len(names) > 0 {
+				label := fmt.Sprintf("team %d", i+1)
+				if i == 2 {
+					label = "no team"
+				}
+				who = append(who, label+": "+strings.Join(names, ", "))
+			}
+		}
+		fmt.Fprintf(&b, "<tr class=room data-room=\"%s\" data-tick=\"%d\" data-players=\"%d\"><td><a href=\"rooms/%s/\">%s</a></td>"+
+			"<td>%d <small>(%.1f s)</small></td><td>%d<br><small>%s</small></td><td><small>%s</small></td></tr>",
+			html.EscapeString(rm.ID), rm.Tick, len(rm.Players), html.EscapeString(url.PathEscape(rm.ID)), html.EscapeString(rm.ID),
+			rm.Tick, float64(rm.Tick)/float64(s.cfg.TickRate), len(rm.Players), strings.Join(who, " · "), html.EscapeString(rm.Recording))
+	}
+	if len(rooms) > 0 {
+		b.WriteString("</table>")
+	}
 	w.Write([]byte(b.String()))
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +260,16 @@ func TestLiveViewInBrowser(t *testing.T) {
 	link, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('a[href="rooms/live/"]').href`))
 	if err != nil {
 		t.Fatalf("the live view's index has no link to room live: %v", err)
+	}
+	// The index names the room's players and its tick.
+	row, err := chromedp.Run(ctx, chromedp.Evaluate[struct {
+		Tick    string `json:"tick"`
+		Players string `json:"players"`
+		Text    string `json:"text"`
+	}](`(() => { const r = document.querySelector('tr[data-room="live"]'); return {tick: r.dataset.tick, players: r.dataset.players, text: r.textContent}; })()`))
+	if tick, _ := strconv.Atoi(row.Tick); err != nil || tick < 20 || row.Players != "2" ||
+		!strings.Contains(row.Text, "team 1: alice") || !strings.Contains(row.Text, "team 2: bob") {
+		t.Errorf("the index's row of room live: %+v (%v); want its tick (20 or more) and alice and bob by team", row, err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Navigate(link)); err != nil {
 		t.Fatal(err)

@@ -114,8 +114,8 @@ func TestPageInBrowser(t *testing.T) {
 	if got := text("shot-result"); !strings.HasPrefix(got, "hit · ") || !strings.Contains(got, "damage") {
 		t.Errorf("#shot-result: %q, want a hit and its damage", got)
 	}
-	if href, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); href != "#shot=0" {
-		t.Errorf("the address says %q, want #shot=0", href)
+	if href, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); href != "#shot=1" {
+		t.Errorf("the address says %q, want #shot=1 (shot 1 of the panel)", href)
 	}
 	var d drawn
 	if d, err = chromedp.Run(ctx, chromedp.Evaluate[drawn](`window.rewindView.drawn`)); err != nil {
@@ -147,11 +147,14 @@ func TestPageInBrowser(t *testing.T) {
 	if got := text("shot-rewind"); got != "rewound 10.00 ticks (500 ms), to tick 30.00" {
 		t.Errorf("the second shot: %q", got)
 	}
-	// An address with a shot opens it.
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/#shot=0")); err != nil {
+	// An address with a shot opens it: #shot=2 the panel's shot 2, the miss.
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/#shot=2")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.rewindView && window.rewindView.ready && document.getElementById("shot").dataset.result === "hit"`)); err != nil {
-		t.Errorf("#shot=0 does not open the hit: %v", err)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.rewindView && window.rewindView.ready && document.getElementById("shot").dataset.result !== ""`)); err != nil {
+		t.Fatalf("#shot=2 opens no shot: %v", err)
+	}
+	if got := text("shot-title"); got != fmt.Sprintf("shot 2 of %d · tick %d", len(f.m.Shots), missTick) || text("shot-result") != "miss" {
+		t.Errorf("#shot=2 opens %q (%s), want shot 2, the miss", got, text("shot-result"))
 	}
 }

@@ -9,8 +9,13 @@
 // decision, its shooter, weapon, result, view time, origin and point, its
 // path (projectiles), and every hitbox where the server's time machine put
 // it for the shot (lagcomp.History.PosesAt, the positions the shooter's
-// client drew). Handler serves the page (plain HTML and JavaScript,
-// embedded) and the Match as JSON, from a Source: a whole recording
-// (rewind view FILE), or one still being written (Follow: the admin port's
-// live view of a running room).
+// client drew), whether it killed, and whether it is a disputed hit (a
+// damaging hit on a target out of the shooter's sight or reach in its own
+// present, that a replay without rewind, run beside, did not make:
+// tune.OutOfSight); per tick, every player's view lag and measured bound. A
+// Config can judge the shots under another window than the recorded one (a
+// replay variant). Handler serves the page (plain HTML and JavaScript,
+// embedded) and the Match as JSON, from a Source: a whole recording (rewind
+// view FILE, LoadWith), or one still being written (Follow: the admin
+// port's live view of a running room).
 package view

@@ -2,6 +2,7 @@ package view
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -9,9 +10,14 @@ import (
 	"github.com/mlange-42/arche/generic"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/systems"
+	"github.com/rewind-gg/rewind/ticks"
+	"github.com/rewind-gg/rewind/tune"
+	"github.com/rewind-gg/rewind/weapons"
 )
 
 // Match is a recorded match as the page draws it. Positions are metres on
@@ -20,7 +26,11 @@ type Match struct {
 	Room     string `json:"room"`
 	Started  string `json:"started,omitempty"`
 	TickRate int    `json:"tick_rate"`
-	Window   int    `json:"window_ticks"`
+	// Window is the lag-compensation window the shots were judged under,
+	// in ticks: the recorded one, or the one the view was asked for
+	// (Config.Window), when Recorded says the recording's.
+	Window   int  `json:"window_ticks"`
+	Recorded *int `json:"recorded_window_ticks,omitempty"`
 	// Arena is the bounds players are kept in: min x, min z, max x, max z
 	// (all 0: unbounded).
 	Arena [4]Num `json:"arena"`
@@ -80,22 +90,31 @@ func levelOf(l *level.Level) *Level {
 	return out
 }
 
-// Player is one player of the match.
+// Player is one player of the match, and its hitbox: a capsule of Radius
+// standing on the feet, Height tall (Crouched while crouched), its top
+// Head metres the head.
 type Player struct {
-	Name   string  `json:"name"`
-	ID     uint32  `json:"id"` // the wire id clients know it by
-	Team   uint8   `json:"team"`
-	Radius float64 `json:"radius"`
+	Name     string  `json:"name"`
+	ID       uint32  `json:"id"` // the wire id clients know it by
+	Team     uint8   `json:"team"`
+	Radius   float64 `json:"radius"`
+	Height   Num     `json:"height"`
+	Crouched Num     `json:"crouch_height"`
+	Head     Num     `json:"head_height"`
 }
 
 // Frame is one tick's world: every living player's hitbox in the present
 // ([player, x, z, yaw, y, crouched]: y the feet's height, crouched 1 or
 // 0), the projectiles in flight ([x, z]) and the shields ([team, min x,
-// min z, max x, max z]).
+// min z, max x, max z]); and the view lag of every player whose input the
+// tick applied ([player, granted, bound], in milliseconds: the lag the
+// server granted, and the bound it measured of the client when the input
+// arrived, its round trip and interpolation delay; 0 without one).
 type Frame struct {
 	Players     [][6]Num `json:"p"`
 	Projectiles [][2]Num `json:"o,omitempty"`
 	Shields     [][5]Num `json:"s,omitempty"`
+	Lags        [][3]Num `json:"l,omitempty"`
 }
 
 // Shot is one decision about a shot: a hit, a block, a miss, or an invalid
@@ -112,6 +131,14 @@ type Shot struct {
 	Splash  bool   `json:"splash,omitempty"`
 	Damage  Num    `json:"damage"`
 	Dealt   Num    `json:"dealt"`
+	// Kill says the hit killed its target; Disputed that it is a disputed
+	// hit (docs/tuning.md): it dealt damage to a target that, in its own
+	// present at the tick, was out of the shooter's sight or reach, and
+	// the replay without rewind did not hit it.
+	Kill     bool `json:"kill,omitempty"`
+	Disputed bool `json:"disputed,omitempty"`
+	// Blast is a projectile's splash radius: its explosion at Point.
+	Blast Num `json:"splash_radius,omitempty"`
 	// NoDamage says why a hit dealt none (invulnerable, dead, zero).
 	NoDamage string `json:"no_damage,omitempty"`
 	// View is the time the shot was resolved at, in ticks, and Lag how far
@@ -130,6 +157,8 @@ type Shot struct {
 	// Rewound is every hitbox as the server placed it for the shot
 	// ([player, x, z, y, crouched]): what the shooter's screen showed.
 	Rewound [][5]Num `json:"rewound"`
+
+	key hitKey // by the recorded entities: the "present" variant's hit
 }
 
 // Num is a number the page gets to the centimetre (and hundredth of a
@@ -166,10 +195,17 @@ func (m *Match) since(from int64) *Match {
 	return &out
 }
 
-// Builder builds a Match from a replay's ticks (replay.Config.OnTick).
+// Builder builds a Match from a replay's ticks (replay.Config.OnTick),
+// under the variants its Config names (Builder.Config).
 type Builder struct {
 	m    Match
 	keep int64 // frames kept (the newest), 0: all
+	// variant is the simulation the match is drawn from: −1 the recorded
+	// one, else its index in the replay's variants (Config.Window).
+	variant int
+	window  int
+	present map[hitKey]int64 // the "present" variant's hits, by the tick seen
+	pending map[hitKey]int64 // disputed hits the "present" variant may still hit, by tick
 	// players maps a recorded entity to its index in m.Players.
 	players map[replay.EntityID]int
 	clamps  map[shotLabel]ecs.ClampEvent // by shot, until its decision
@@ -180,6 +216,7 @@ type Builder struct {
 
 	names       generic.Map2[ecs.Player, ecs.Team]
 	yaw         generic.Map1[ecs.Transform]
+	inputs      *generic.Filter3[ecs.InputQueue, ecs.Input, ecs.ViewLag]
 	projectiles *generic.Filter4[ecs.Projectile, ecs.Transform, ecs.Owner, ecs.Shot]
 	shields     *generic.Filter2[ecs.Shield, ecs.Team]
 	registered  bool
@@ -199,6 +236,13 @@ type shotKey struct {
 	seq     uint32
 }
 
+// hitKey names a hit across variants: its shooter and target as recorded
+// and the shot's place in the shooter's spread sequence.
+type hitKey struct {
+	shooter, target replay.EntityID
+	seq             uint32
+}
+
 type shotLabel struct {
 	shooter ecs.Entity
 	shot    uint32
@@ -206,20 +250,71 @@ type shotLabel struct {
 	fired   int64
 }
 
-// NewBuilder starts a Match of the recording whose setup is setup. keep
-// bounds the frames kept to the newest keep ticks (a live view), 0 keeps
-// them all.
-func NewBuilder(setup replay.Setup, keep int64) *Builder {
-	b := &Builder{keep: keep, players: map[replay.EntityID]int{}, clamps: map[shotLabel]ecs.ClampEvent{},
-		paths: map[shotKey]*flight{}, eye: [2]float64{setup.EyeHeight, setup.CrouchEyeHeight}}
+// Config is how a recording is viewed.
+type Config struct {
+	// Kinds are the weapon kinds the recording's weapons name beyond the
+	// built-in ones (nil: those only).
+	Kinds *weapons.Registry
+	// Window, when set, judges the shots under that lag-compensation
+	// window (max_unlag the same) instead of the recorded one: the match as
+	// it would have gone. A duration counts whole ticks at the recording's
+	// tick rate, rounded up.
+	Window *ticks.Span
+	// Keep bounds the frames kept to the newest Keep ticks (a live view);
+	// 0 keeps them all.
+	Keep int64
+}
+
+// NewBuilder starts a Match of the recording whose setup is setup.
+func NewBuilder(setup replay.Setup, cfg Config) (*Builder, error) {
+	b := &Builder{keep: cfg.Keep, variant: -1, players: map[replay.EntityID]int{}, clamps: map[shotLabel]ecs.ClampEvent{},
+		paths: map[shotKey]*flight{}, eye: [2]float64{setup.EyeHeight, setup.CrouchEyeHeight},
+		present: map[hitKey]int64{}, pending: map[hitKey]int64{}}
 	a := setup.Bounds
 	b.m = Match{Room: setup.Room, Started: setup.Started, TickRate: setup.TickRate, Window: setup.LagComp.WindowTicks,
 		Arena:   [4]Num{Num(a.Min[0]), Num(a.Min[2]), Num(a.Max[0]), Num(a.Max[2])},
 		Players: []Player{}, Frames: []Frame{}, Shots: []Shot{}}
+	if cfg.Window != nil {
+		w, err := cfg.Window.WholeTicks(setup.TickRate)
+		if err != nil {
+			return nil, fmt.Errorf("view: window: %w", err)
+		}
+		recorded := b.m.Window
+		b.variant, b.window, b.m.Window, b.m.Recorded = variantWindow, w, w, &recorded
+	}
 	if setup.Level != nil {
 		b.m.Level = levelOf(setup.Level)
 	}
-	return b
+	return b, nil
+}
+
+// The replay's variants (Builder.ReplayConfig).
+const (
+	variantPresent = 0 // no rewind: what the victims saw
+	variantWindow  = 1 // Config.Window's
+)
+
+// ReplayConfig is the replay's configuration: the builder's variants and
+// its OnTick.
+func (b *Builder) ReplayConfig(setup replay.Setup, kinds *weapons.Registry) replay.Config {
+	present := setup.LagComp.Config()
+	present.WindowTicks, present.MaxUnlagTicks = 0, 0
+	cfg := replay.Config{Kinds: kinds, OnTick: func(t *replay.Tick) error { b.Tick(t); return nil },
+		Variants: []replay.Variant{{Name: "present", LagComp: present}}}
+	if b.variant == variantWindow {
+		lc := setup.LagComp.Config()
+		lc.WindowTicks, lc.MaxUnlagTicks = b.window, 0
+		cfg.Variants = append(cfg.Variants, replay.Variant{Name: fmt.Sprintf("window %d", b.window), LagComp: lc})
+	}
+	return cfg
+}
+
+// sim is the simulation the match is drawn from.
+func (b *Builder) sim(t *replay.Tick) *systems.Simulation {
+	if b.variant < 0 {
+		return t.Sim
+	}
+	return t.Variants[b.variant]
 }
 
 // Match returns the match built so far (shared: not to be changed).
@@ -227,10 +322,12 @@ func (b *Builder) Match() *Match { return &b.m }
 
 // Tick adds the tick t's simulation has just simulated.
 func (b *Builder) Tick(t *replay.Tick) {
-	sim := t.Sim
+	sim := b.sim(t)
 	if !b.registered {
 		b.names = generic.NewMap2[ecs.Player, ecs.Team](sim.World)
 		b.yaw = generic.NewMap1[ecs.Transform](sim.World)
+		b.inputs = generic.NewFilter3[ecs.InputQueue, ecs.Input, ecs.ViewLag]()
+		b.inputs.Register(sim.World)
 		b.projectiles = generic.NewFilter4[ecs.Projectile, ecs.Transform, ecs.Owner, ecs.Shot]()
 		b.projectiles.Register(sim.World)
 		b.shields = generic.NewFilter2[ecs.Shield, ecs.Team]()
@@ -240,16 +337,32 @@ func (b *Builder) Tick(t *replay.Tick) {
 	var f Frame
 	frame, _ := sim.History.Frame(t.Tick)
 	for _, p := range frame {
-		f.Players = append(f.Players, [6]Num{Num(b.player(t, p.Entity, p.Hitbox.Radius)), Num(p.Pos.X), Num(p.Pos.Z),
+		f.Players = append(f.Players, [6]Num{Num(b.player(t, p.Entity, &p.Hitbox)), Num(p.Pos.X), Num(p.Pos.Z),
 			Num(b.yaw.Get(p.Entity).Yaw), Num(p.Pos.Y), flag(p.Crouched)})
 	}
+	perMS := 1000 / float64(b.m.TickRate)
+	iq := b.inputs.Query(sim.World)
+	for iq.Next() {
+		queue, in, lag := iq.Get()
+		if queue.Applied != t.Tick {
+			continue
+		}
+		bound := 0.0
+		if in.Earliest > 0 {
+			bound = max(float64(t.Tick)-in.Earliest, 0) * perMS
+		}
+		f.Lags = append(f.Lags, [3]Num{Num(b.player(t, iq.Entity(), nil)), Num(math.Round(lag.Ticks * perMS)), Num(math.Round(bound))})
+	}
+	b.presentHits(t)
 	for _, c := range sim.Events.Clamps {
 		b.clamps[shotLabel{c.Shooter, c.Shot, c.Weapon, c.Tick}] = c
 	}
 	b.decided = b.decided[:0]
+	first := len(b.m.Shots)
 	for i := range sim.Events.Shots {
-		b.shot(t, &sim.Events.Shots[i])
+		b.shot(t, sim, &sim.Events.Shots[i])
 	}
+	b.kills(sim, b.m.Shots[first:])
 	for _, k := range b.decided {
 		delete(b.paths, k)
 	}
@@ -285,26 +398,40 @@ func (b *Builder) Tick(t *replay.Tick) {
 		}
 		b.m.Shots = append(b.m.Shots[:0:0], b.m.Shots[i:]...)
 	}
-	if t.Tick%200 == 0 { // clamps of shots long decided
+	if t.Tick%200 == 0 { // clamps of shots long decided, hits long judged
 		for k := range b.clamps {
 			if k.fired < t.Tick-1000 {
 				delete(b.clamps, k)
 			}
 		}
+		for _, m := range []map[hitKey]int64{b.present, b.pending} {
+			for k, tick := range m {
+				if tick < t.Tick-1000 {
+					delete(m, k)
+				}
+			}
+		}
 	}
 }
 
-// player returns the index of a player, adding it when first seen.
-func (b *Builder) player(t *replay.Tick, e ecs.Entity, radius float64) int {
-	id, ok := t.RecordedID(-1, e)
+// player returns the index of a player, adding it when first seen; hb,
+// when known, is its hitbox.
+func (b *Builder) player(t *replay.Tick, e ecs.Entity, hb *geom.Hitbox) int {
+	id, ok := t.RecordedID(b.variant, e)
 	if !ok {
 		return -1
 	}
 	if i, ok := b.players[id]; ok {
+		if p := &b.m.Players[i]; p.Radius == 0 && hb != nil {
+			p.Radius, p.Height, p.Crouched, p.Head = hb.Radius, Num(hb.Height), Num(hb.Top(true)), Num(hb.HeadHeight)
+		}
 		return i
 	}
-	p := Player{ID: id.WireID(), Radius: radius}
-	if t.Sim.World.Alive(e) {
+	p := Player{ID: id.WireID()}
+	if hb != nil {
+		p.Radius, p.Height, p.Crouched, p.Head = hb.Radius, Num(hb.Height), Num(hb.Top(true)), Num(hb.HeadHeight)
+	}
+	if b.sim(t).World.Alive(e) {
 		if pl, team := b.names.Get(e); pl != nil && team != nil {
 			p.Name, p.Team = pl.Name, team.ID
 		}
@@ -314,18 +441,27 @@ func (b *Builder) player(t *replay.Tick, e ecs.Entity, radius float64) int {
 	return len(b.m.Players) - 1
 }
 
-// shot adds a shot decision.
-func (b *Builder) shot(t *replay.Tick, ev *ecs.ShotEvent) {
-	sim := t.Sim
+// shot adds a shot decision of sim.
+func (b *Builder) shot(t *replay.Tick, sim *systems.Simulation, ev *ecs.ShotEvent) {
 	def := sim.Catalog.At(ev.Weapon)
-	s := Shot{Tick: ev.Tick, Fired: ev.Fired, Shooter: b.player(t, ev.Shooter, 0), Weapon: def.Name, Kind: def.Kind,
+	s := Shot{Tick: ev.Tick, Fired: ev.Fired, Shooter: b.player(t, ev.Shooter, nil), Weapon: def.Name, Kind: def.Kind,
 		Result: ev.Result.String(), Target: -1, Head: ev.Head, Splash: ev.Splash, Damage: Num(ev.Damage), Dealt: Num(ev.Dealt),
 		Point: vec(ev.Point.X, ev.Point.Y, ev.Point.Z), Rewound: [][5]Num{}}
 	if ev.NoDamage != 0 {
 		s.NoDamage = ev.NoDamage.String()
 	}
 	if ev.Result == ecs.ResultHit {
-		s.Target = b.player(t, ev.Target, 0)
+		s.Target = b.player(t, ev.Target, nil)
+		if k, ok := keyOf(t, b.variant, ev); ok {
+			s.key = k
+			if _, hit := b.present[k]; !hit && ev.Dealt > 0 && tune.OutOfSight(sim, t.Tick, ev) {
+				s.Disputed = true
+				b.pending[k] = ev.Tick
+			}
+		}
+	}
+	if def.Kind == weapons.KindProjectile {
+		s.Blast = Num(def.Splash.Radius)
 	}
 	if c, ok := b.clamps[shotLabel{ev.Shooter, ev.Shot, ev.Weapon, ev.Fired}]; ok {
 		s.Clamp, s.Claimed = c.Reason.String(), Num(c.Claimed)
@@ -355,10 +491,62 @@ func (b *Builder) shot(t *replay.Tick, ev *ecs.ShotEvent) {
 	}
 	b.poses, _ = sim.History.PosesAt(ev.ViewTime, b.poses[:0])
 	for _, p := range b.poses {
-		s.Rewound = append(s.Rewound, [5]Num{Num(b.player(t, p.Entity, p.Hitbox.Radius)), Num(p.Pos.X), Num(p.Pos.Z),
+		s.Rewound = append(s.Rewound, [5]Num{Num(b.player(t, p.Entity, &p.Hitbox)), Num(p.Pos.X), Num(p.Pos.Z),
 			Num(p.Pos.Y), flag(p.Crouched)})
 	}
 	b.m.Shots = append(b.m.Shots, s)
+}
+
+// keyOf returns a hit's key, by the recorded entities of variant's
+// simulation; false for one without them.
+func keyOf(t *replay.Tick, variant int, ev *ecs.ShotEvent) (hitKey, bool) {
+	shooter, ok := t.RecordedID(variant, ev.Shooter)
+	if !ok {
+		return hitKey{}, false
+	}
+	target, ok := t.RecordedID(variant, ev.Target)
+	return hitKey{shooter: shooter, target: target, seq: ev.Seq}, ok
+}
+
+// presentHits reads the hits of the replay without rewind: a hit it makes
+// is no disputed hit, whenever it makes it (a projectile's may land a
+// tick apart).
+func (b *Builder) presentHits(t *replay.Tick) {
+	for i := range t.Variants[variantPresent].Events.Shots {
+		ev := &t.Variants[variantPresent].Events.Shots[i]
+		if ev.Result != ecs.ResultHit {
+			continue
+		}
+		k, ok := keyOf(t, variantPresent, ev)
+		if !ok {
+			continue
+		}
+		b.present[k] = t.Tick
+		if tick, ok := b.pending[k]; ok {
+			delete(b.pending, k)
+			for j := len(b.m.Shots) - 1; j >= 0 && b.m.Shots[j].Tick >= tick; j-- {
+				if s := &b.m.Shots[j]; s.Tick == tick && s.key == k {
+					s.Disputed = false
+				}
+			}
+		}
+	}
+}
+
+// kills marks the tick's shots that killed their target: a damaging hit of
+// the killer on the victim with the weapon of one of the tick's kills.
+func (b *Builder) kills(sim *systems.Simulation, shots []Shot) {
+	for _, k := range sim.Events.Kills {
+		for i := range sim.Events.Shots {
+			ev := &sim.Events.Shots[i]
+			if ev.Result == ecs.ResultHit && ev.Dealt > 0 && ev.Shooter == k.Killer && ev.Target == k.Victim && ev.Weapon == k.Weapon {
+				// shots holds the tick's events in order (an invalid shot's too)
+				if i < len(shots) {
+					shots[i].Kill = true
+				}
+			}
+		}
+	}
 }
 
 func vec(x, y, z float64) [3]Num { return [3]Num{Num(x), Num(y), Num(z)} }

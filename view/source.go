@@ -25,17 +25,27 @@ type File struct {
 	m *Match
 }
 
-// Load replays the recording at path. A recording it cannot read at all
-// is an error; one damaged or cut short further on gives the match up to
-// there, with Match.Error saying where it stopped.
+// Load replays the recording at path (LoadWith with the kinds only).
 func Load(path string, kinds *weapons.Registry) (*File, error) {
+	return LoadWith(path, Config{Kinds: kinds})
+}
+
+// LoadWith replays the recording at path as cfg says (its Keep aside). A
+// recording it cannot read at all is an error; one damaged or cut short
+// further on gives the match up to there, with Match.Error saying where it
+// stopped.
+func LoadWith(path string, cfg Config) (*File, error) {
 	f, rd, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b := NewBuilder(rd.Setup(), 0)
-	res, err := replay.Run(rd, replay.Config{Kinds: kinds, OnTick: func(t *replay.Tick) error { b.Tick(t); return nil }})
+	cfg.Keep = 0
+	b, err := NewBuilder(rd.Setup(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	res, err := replay.Run(rd, b.ReplayConfig(rd.Setup(), cfg.Kinds))
 	b.m.End = res.End
 	if err != nil {
 		if res.Ticks == 0 {
@@ -68,9 +78,12 @@ func Follow(path string, kinds *weapons.Registry, keep int64) (*Follower, error)
 		return nil, err
 	}
 	defer f.Close()
-	b := NewBuilder(rd.Setup(), keep)
+	b, err := NewBuilder(rd.Setup(), Config{Kinds: kinds, Keep: keep})
+	if err != nil {
+		return nil, err
+	}
 	b.m.Live = true
-	runner, err := replay.NewRunner(rd.Setup(), replay.Config{Kinds: kinds, OnTick: func(t *replay.Tick) error { b.Tick(t); return nil }})
+	runner, err := replay.NewRunner(rd.Setup(), b.ReplayConfig(rd.Setup(), kinds))
 	if err != nil {
 		return nil, fmt.Errorf("view: %s: %w", path, err)
 	}

@@ -29,7 +29,8 @@ func newBotsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Drive bots against a running server",
 		Long: `Connect N bots to a running server (rewind serve), split into two teams,
 and let them play: they move, aim at the nearest visible enemy with some error,
-and fire. One status line a second; a report when they stop (after --duration,
+and fire with their whole loadout (melee within reach, a shield now and then,
+ranged weapons in turn). One status line a second; a report when they stop (after --duration,
 or on Ctrl-C).
 
 Against a server on this machine, --network (and --rtt-min, --rtt-max, --jitter,

@@ -225,7 +225,7 @@ func (dc *demoConfig) flags(f *pflag.FlagSet) {
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics, /rooms and the live view /view/ (empty: none)")
 	f.StringVar(&dc.record, "record", "", "record the match into this directory (then: rewind tune DIR/*.rwr, rewind view FILE)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
-	dc.fleet.flags(f, []string{"assault", "breacher"}, "seed of the bots' choices and the shims' losses", levels.Courtyard)
+	dc.fleet.flags(f, []string{"assault", "breacher", "raptor"}, "seed of the bots' choices and the shims' losses", levels.Courtyard)
 }
 
 func (dc *demoConfig) validate() error {

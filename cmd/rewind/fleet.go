@@ -151,7 +151,7 @@ const dialAttempts = 3
 func (f *fleet) dial(ctx context.Context, fc fleetConfig, i int, b *bot) (*client.Client, error) {
 	for attempt := 1; ; attempt++ {
 		cc := client.Config{Addr: b.addr, Room: fc.room, Name: b.name, Team: b.team, Class: b.class,
-			Input:            client.HoldFire{Source: bots.NewBot(bots.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i)}), Hold: &f.hold},
+			Input:            client.HoldFire{Source: bots.NewBot(bots.BotConfig{AimError: fc.aimError, Seed: fc.seed + uint64(i), Loadout: true}), Hold: &f.hold},
 			Redundancy:       fc.redundancy,
 			InterpDelay:      fc.interp,
 			Loaded:           fc.loaded,

@@ -231,7 +231,7 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		addr := make(chan string, 1)
 		done := make(chan error, 1)
 		var out bytes.Buffer
-		go func() { done <- runView(ctx, file, "127.0.0.1:0", &out, func(a string) { addr <- a }) }()
+		go func() { done <- runView(ctx, file, "127.0.0.1:0", view.Config{}, &out, func(a string) { addr <- a }) }()
 		var url string
 		select {
 		case url = <-addr:
@@ -255,10 +255,11 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatal(err)
 		}
-		// The rewound hit at the closest range (the zoom frames it closely).
+		// The rewound hitscan hit at the closest range (the zoom frames it
+		// closely; a projectile's splash radius widens the frame).
 		k, closest := -1, math.Inf(1)
 		for i, s := range m.Shots {
-			if d := math.Hypot(float64(s.Point[0]-s.Origin[0]), float64(s.Point[2]-s.Origin[2])); s.Result == "hit" && s.Lag > 2 && d < closest {
+			if d := math.Hypot(float64(s.Point[0]-s.Origin[0]), float64(s.Point[2]-s.Origin[2])); s.Result == "hit" && s.Kind == "hitscan" && s.Lag > 2 && d < closest {
 				k, closest = i, d
 			}
 		}
