@@ -11,6 +11,7 @@ import (
 	"github.com/rewind-gg/rewind/internal/matchtest"
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/replay"
+	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/tune"
 )
 
@@ -80,12 +81,12 @@ func TestLiveDisputedHitBehindTheWall(t *testing.T) {
 // recording at path, at window.
 func sweptDisputed(t *testing.T, path string, window int) int64 {
 	t.Helper()
-	rep, err := tune.Sweep(context.Background(), []string{path}, tune.Config{Windows: []int{window}})
+	rep, err := tune.Sweep(context.Background(), []string{path}, tune.Config{Windows: []ticks.Span{{N: float64(window), InTicks: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Rows {
-		if r.Weapon == "" {
+		if r.By == tune.ByAll {
 			return r.Disputed
 		}
 	}
