@@ -132,6 +132,9 @@ func TestMonitoringNamesServedMetrics(t *testing.T) {
 func TestMonitoringPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
+		if os.Getenv("REWIND_REQUIRE_PROMTOOL") != "" {
+			t.Fatal("promtool is not installed, and REWIND_REQUIRE_PROMTOOL is set (Debian: apt-get install prometheus)")
+		}
 		t.Skip("promtool is not installed (Debian: apt-get install prometheus)")
 	}
 	dashboard, _ := monitoringQueries(t)
