@@ -255,6 +255,21 @@ func TestDemoRecordReplayTuneView(t *testing.T) {
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatal(err)
 		}
+		// The view's counts are tune's (docs/tuning.md, "Counts"): a shot
+		// decision per entry, the disputed ones flagged.
+		counts, err := tune.CountFile(ctx, file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		disputed := 0
+		for _, s := range m.Shots {
+			if s.Disputed {
+				disputed++
+			}
+		}
+		if int64(len(m.Shots)) != counts.Decisions || int64(disputed) != counts.Disputed {
+			t.Errorf("the view: %d shot decisions, %d disputed; tune: %d and %d", len(m.Shots), disputed, counts.Decisions, counts.Disputed)
+		}
 		// The rewound hitscan hit at the closest range (the zoom frames it
 		// closely; a projectile's splash radius widens the frame).
 		k, closest := -1, math.Inf(1)
