@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Plot file names, without the extension.
@@ -49,7 +52,7 @@ func (rep *Report) WritePlots(dir, format string) ([]string, error) {
 		}
 		plt.Legend.Top, plt.Legend.Left = p.legendTop, p.legendTop
 		path := filepath.Join(dir, p.name+"."+format)
-		if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		if err := savePlot(plt, path, format); err != nil {
 			return files, fmt.Errorf("tune: %s: %w", path, err)
 		}
 		files = append(files, path)
@@ -63,7 +66,7 @@ func (rep *Report) WritePlots(dir, format string) ([]string, error) {
 			return files, err
 		}
 		path := filepath.Join(dir, p.name+"."+format)
-		if err := plt.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+		if err := savePlot(plt, path, format); err != nil {
 			return files, fmt.Errorf("tune: %s: %w", path, err)
 		}
 		files = append(files, path)
@@ -252,4 +255,70 @@ func (rep *Report) viewLagPlot() (*plot.Plot, error) {
 	}
 	p.Add(hist)
 	return p, nil
+}
+
+// Plot sizes: the plot area, and the most legend entries drawn over it.
+const (
+	plotWidth, plotHeight = 8 * vg.Inch, 5 * vg.Inch
+	legendInside          = 6
+)
+
+// savePlot writes p to path: 8 by 5 inches, its legend in a corner of the
+// plot when it is short, else in a column to the right of the plot (as
+// wide as its longest entry, and the image as tall as the column), so
+// that it never covers the lines (a sweep of weapons' caps draws dozens).
+func savePlot(p *plot.Plot, path, format string) error {
+	w, h := plotWidth, plotHeight
+	legend := p.Legend
+	probe := draw.New(vgimg.New(100*vg.Inch, 100*vg.Inch))
+	box := legend.Rectangle(probe)
+	beside := box.Size().Y > 0 && legendEntries(legend, probe) > legendInside
+	if beside {
+		p.Legend = plot.NewLegend()
+		w += box.Size().X + 0.3*vg.Inch
+		h = max(h, box.Size().Y+0.6*vg.Inch)
+	}
+	c, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return fmt.Errorf("tune: %s: %w", path, err)
+	}
+	dc := draw.New(c)
+	if beside {
+		area, side := dc, dc
+		area.Max.X = dc.Min.X + plotWidth
+		area.Min.Y = dc.Max.Y - plotHeight
+		side.Min.X = area.Max.X + 0.2*vg.Inch
+		legend.Top, legend.Left = true, true
+		legend.YOffs = -0.3 * vg.Inch
+		p.Draw(area)
+		legend.Draw(side)
+		p.Legend = legend
+	} else {
+		p.Draw(dc)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
+	if _, err := c.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("tune: %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
+	return nil
+}
+
+// legendEntries returns how many entries l holds: its height over one
+// entry's.
+func legendEntries(l plot.Legend, c draw.Canvas) int {
+	one := plot.NewLegend()
+	one.TextStyle = l.TextStyle
+	one.Add("x")
+	eh := one.Rectangle(c).Size().Y
+	if eh <= 0 {
+		return 0
+	}
+	return int(math.Round(float64(l.Rectangle(c).Size().Y / eh)))
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/mlange-42/arche/generic"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/rewind-gg/rewind/ecs"
 	"github.com/rewind-gg/rewind/geom"
@@ -314,4 +318,40 @@ func TestSweepErrors(t *testing.T) {
 
 func genericTeams(sim *systems.Simulation) generic.Map1[ecs.Team] {
 	return generic.NewMap1[ecs.Team](sim.World)
+}
+
+// A long legend goes beside the plot, where it covers no line; a short one
+// stays in a corner of the plot.
+func TestLongLegendBesideThePlot(t *testing.T) {
+	for _, c := range []struct {
+		entries int
+		wider   bool
+	}{{2, false}, {legendInside + 1, true}} {
+		p := plot.New()
+		for i := range c.entries {
+			l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(i)}, {X: 1, Y: float64(i)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Add(l)
+			p.Legend.Add(fmt.Sprintf("line %d", i), l)
+		}
+		path := filepath.Join(t.TempDir(), "p.png")
+		if err := savePlot(p, path, "png"); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		plotPx := int(plotWidth.Points() / 72 * 96) // vgimg's default 96 dpi
+		if got := img.Width > plotPx; got != c.wider {
+			t.Errorf("%d entries: image %d px wide, the plot %d: legend beside %v, want %v", c.entries, img.Width, plotPx, got, c.wider)
+		}
+	}
 }
