@@ -26,7 +26,7 @@ type metrics struct {
 	clamped       counters[ecs.ClampReason] // shots granted less view lag than claimed
 	viewLag       prometheus.Histogram
 	hits          counters[ecs.NoDamageReason] // hits registered: [0] dealt damage, else why none
-	disputed      prometheus.Counter           // hits that dealt damage and were disputed (a subset of hits[0])
+	disputed      prometheus.Counter           // hits that dealt damage and were disputed: not in hits[0]
 	kicked        counters[kickReason]
 	snapshotBytes prometheus.Histogram // its _sum is the snapshot bytes sent
 	eventsDropped prometheus.Counter
@@ -223,9 +223,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 		Help:    "The view lag granted to players (how far behind the present they see remote entities), sampled once per snapshot per player.",
 		Buckets: []float64{0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1, 1.5}})).(prometheus.Histogram)
 	hits := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_hits_total",
-		Help: "Hits lag compensation registered, by outcome: damage, or why none was dealt (invulnerable, dead, zero)."}, []string{"outcome"})
-	m.disputed = f(prometheus.NewCounter(prometheus.CounterOpts{Name: "rewind_hits_disputed_total",
-		Help: "Hits that dealt damage (counted in rewind_hits_total{outcome=\"damage\"} too) to a victim that, in its own present at the server tick, was out of the shooter's line of sight or the weapon's reach, and that the shot would not have hit without rewinding: hits their victims see as shot behind cover (docs/tuning.md)."})).(prometheus.Counter)
+		Help: "Hits lag compensation registered, by outcome (each hit once): damage; disputed (damage dealt to a victim that, in its own present at the server tick, was out of the shooter's line of sight or the weapon's reach, and that the shot would not have hit without rewinding: a hit its victim sees as shot behind cover, docs/tuning.md); or why none was dealt (invulnerable, dead, zero)."}, []string{"outcome"})
 	kicked := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rewind_players_kicked_total",
 		Help: "Players the server disconnected, by reason: idle (no input for input_timeout), coverage (inputs in time for too few ticks: input_coverage), slow (control stream not read), replaced (the same user joined again)."}, []string{"reason"})
 	m.snapshotBytes = f(prometheus.NewHistogram(prometheus.HistogramOpts{Name: "rewind_snapshot_bytes",
@@ -285,6 +283,7 @@ func newMetrics(build buildinfo.Info) *metrics {
 	m.matches = newCounters(matches, endReason.String, span(endFinished, endReasons-1)...)
 	m.clamped = newCounters(clamped, ecs.ClampReason.String, span(ecs.ClampMeasured, ecs.ClampFuture)...)
 	m.hits = newCounters(hits, hitLabel, span(0, ecs.NoDamageZero)...)
+	m.disputed = hits.WithLabelValues("disputed")
 	m.kicked = newCounters(kicked, kickReason.String, span(kickIdle, kickReasons-1)...)
 	m.shotsRejected = newCounters(shots, ecs.RejectReason.String, span(ecs.RejectCooldown, ecs.RejectNotCarried)...)
 	m.dgIn = in.WithLabelValues("input")

@@ -692,12 +692,13 @@ func (r *room) events() {
 			e.Flags |= protocol.HitStreak
 		}
 		if s.Dealt > 0 {
-			m.hits.Inc(0)
 			if shooter != nil {
 				shooter.stats.Hits++
 			}
 			if s.Disputed {
 				r.disputed(shooter, target, s)
+			} else {
+				m.hits.Inc(0)
 			}
 		} else {
 			e.Kind, e.Damage, e.Reason = protocol.EventNoDamage, float32(s.Damage), uint8(s.NoDamage)
