@@ -109,48 +109,47 @@ type wirePort struct {
 	Port flexInt32 `json:"port"`
 }
 
-// flexInt32 is an int32 that decodes from a JSON number or, as protobuf's
-// JSON mapping also allows, from a JSON string.
-type flexInt32 int32
+// flexInt32 and flexInt64 are integers that decode from a JSON number or,
+// as protobuf's JSON mapping also allows (and the gateway writes int64
+// values), from a JSON string. null leaves them as they are.
+type (
+	flexInt32 int32
+	flexInt64 int64
+)
 
 func (n *flexInt32) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
+	v, set, err := parseFlexInt(b, 32)
+	if set {
+		*n = flexInt32(v)
 	}
-	s := string(b)
-	if len(b) > 0 && b[0] == '"' {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-	}
-	v, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		return fmt.Errorf("int32 %s: %w", b, err)
-	}
-	*n = flexInt32(v)
-	return nil
+	return err
 }
 
-// flexInt64 is an int64 that decodes from a JSON string, as the gateway
-// writes int64 values, or from a JSON number.
-type flexInt64 int64
-
 func (n *flexInt64) UnmarshalJSON(b []byte) error {
+	v, set, err := parseFlexInt(b, 64)
+	if set {
+		*n = flexInt64(v)
+	}
+	return err
+}
+
+// parseFlexInt parses the JSON b, a number or a string of one, as an
+// integer of bits; set is false for null or an error.
+func parseFlexInt(b []byte, bits int) (v int64, set bool, err error) {
 	if string(b) == "null" {
-		return nil
+		return 0, false, nil
 	}
 	s := string(b)
 	if len(b) > 0 && b[0] == '"' {
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return 0, false, err
 		}
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	v, err = strconv.ParseInt(s, 10, bits)
 	if err != nil {
-		return fmt.Errorf("int64 %s: %w", b, err)
+		return 0, false, fmt.Errorf("int%d %s: %w", bits, b, err)
 	}
-	*n = flexInt64(v)
-	return nil
+	return v, true, nil
 }
 
 // gameServer returns the GameServer w encodes.

@@ -700,39 +700,19 @@ func (r *reconciler) syncPlayers(ctx context.Context, now time.Time, soon func(t
 		return
 	}
 	for _, u := range want {
-		key := "player+ " + u
 		if slices.Contains(have, u) {
-			r.forget(key)
+			r.forget("player+ " + u)
 			continue
 		}
 		r.forget("player- " + u)
-		r.call(ctx, now, soon, key, "player_add", func(ctx context.Context) error {
-			if a.cfg.Players == "alpha" {
-				return a.c.PlayerConnect(ctx, u)
-			}
-			err := a.c.AddListValue(ctx, a.cfg.PlayersList, u)
-			if inList(err) {
-				return nil
-			}
-			return err
-		})
+		r.call(ctx, now, soon, "player+ "+u, "player_add", r.playerCall(u, true))
 	}
 	for _, u := range have {
-		key := "player- " + u
 		if _, ok := slices.BinarySearch(want, u); ok {
 			continue
 		}
 		r.forget("player+ " + u)
-		r.call(ctx, now, soon, key, "player_remove", func(ctx context.Context) error {
-			if a.cfg.Players == "alpha" {
-				return a.c.PlayerDisconnect(ctx, u)
-			}
-			err := a.c.RemoveListValue(ctx, a.cfg.PlayersList, u)
-			if notInList(err) {
-				return nil
-			}
-			return err
-		})
+		r.call(ctx, now, soon, "player- "+u, "player_remove", r.playerCall(u, false))
 	}
 	// Calls for users neither wanted nor shown are done.
 	for key := range r.calls {
@@ -742,6 +722,30 @@ func (r *reconciler) syncPlayers(ctx context.Context, now time.Time, soon func(t
 		if u, ok := strings.CutPrefix(key, "player- "); ok && !slices.Contains(have, u) {
 			delete(r.calls, key)
 		}
+	}
+}
+
+// playerCall returns the call that reports the user joined (or left):
+// through the players list, or alpha player tracking. A user already in the
+// list (or not in it) is not an error: an earlier call went through.
+func (r *reconciler) playerCall(user string, joined bool) func(context.Context) error {
+	a := r.a
+	return func(ctx context.Context) error {
+		switch {
+		case a.cfg.Players == "alpha" && joined:
+			return a.c.PlayerConnect(ctx, user)
+		case a.cfg.Players == "alpha":
+			return a.c.PlayerDisconnect(ctx, user)
+		case joined:
+			if err := a.c.AddListValue(ctx, a.cfg.PlayersList, user); !inList(err) {
+				return err
+			}
+		default:
+			if err := a.c.RemoveListValue(ctx, a.cfg.PlayersList, user); !notInList(err) {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
