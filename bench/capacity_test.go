@@ -475,8 +475,8 @@ func BenchmarkLayout(b *testing.B) {
 }
 
 // BenchmarkDensity measures what Agones' high-density layout saves
-// (docs/deploy.md, "High density"): the server CPU per room-second of 1, 8
-// and 64 matches in one process, against 8 matches in 8 processes of one
+// (docs/deploy.md, "High density"): the server CPU per room-second of 1, 8,
+// 16 (deploy/agones/fleet-density.yaml's) and 64 matches in one process, against 8 matches in 8 processes of one
 // match each (agones.retire_after_matches = 1, one GameServer a match),
 // every process on the same core, in one run. Its ratios are each layout's
 // CPU over the one-process one at the same number of matches.
@@ -489,7 +489,7 @@ func BenchmarkDensity(b *testing.B) {
 		for _, c := range []struct {
 			name         string
 			procs, rooms int
-		}{{"1match-1proc", 1, 1}, {"8matches-1proc", 1, 8}, {"8matches-8procs", 8, 8}, {"64matches-1proc", 1, 64}} {
+		}{{"1match-1proc", 1, 1}, {"8matches-1proc", 1, 8}, {"8matches-8procs", 8, 8}, {"16matches-1proc", 1, 16}, {"64matches-1proc", 1, 64}} {
 			r := newRig(b, "server", loadgen.Rewind, 0, 0, layout{procs: c.procs, gomaxprocs: 1})
 			r.grow(b, c.rooms)
 			s := r.measure(b, *settle, *window)
