@@ -1,0 +1,188 @@
+package trimesh
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/rewind-gg/rewind/geom"
+)
+
+// NearRoom is how many triangles a [Near] holds: where a query's
+// neighbourhood holds more, the query goes to the tree.
+const NearRoom = 128
+
+// Near is a cache of a mesh's triangles around where its queries have
+// been: one character's, tick after tick (a ground probe, a slide, a step
+// and a snap each tick, within a metre of the last tick's), so that they
+// test a short list instead of each descending the tree of a large level.
+//
+// Its queries give the mesh's answers, bit for bit. It holds every
+// triangle of its mask whose padded box meets a box (gathered): a query
+// whose swept box lies inside tests every triangle whose box meets that,
+// the only ones the tree could report, and the answer does not depend on
+// the order of the tests (see the package comment). A query beyond the box
+// gathers again around it, grown by the margin; one whose neighbourhood
+// holds more than NearRoom triangles, or of another mask, goes to the
+// tree.
+//
+// A Near holds its list in itself: its queries allocate nothing. It is
+// not safe for concurrent use.
+type Near struct {
+	mesh   *Mesh
+	mask   Mask
+	margin float64
+	ok     bool      // the list holds every triangle of mask meeting lo–hi
+	lo, hi geom.Vec3 // the gathered box
+	n      int
+	boxes  [NearRoom]box   // the triangles' boxes, for a scan that loads nothing else
+	slots  [NearRoom]int32 // their places in mesh.tris
+}
+
+// NewNear returns an empty cache of m's triangles of mask (none yet: the
+// first query gathers), which gathers the box of a query grown by margin
+// metres on every side. A nil m is an empty mesh.
+func NewNear(m *Mesh, mask Mask, margin float64) *Near {
+	return &Near{mesh: m, mask: mask, margin: max(margin, 0)}
+}
+
+// Mesh returns the mesh n caches.
+func (n *Near) Mesh() *Mesh { return n.mesh }
+
+// Mask returns the mask of the triangles n caches.
+func (n *Near) Mask() Mask { return n.mask }
+
+// Len returns how many triangles n holds now.
+func (n *Near) Len() int { return n.n }
+
+// around makes sure the list answers a query of mask whose swept box is
+// lo–hi, gathering again if it does not: it reports false when the tree
+// must answer.
+func (n *Near) around(lo, hi geom.Vec3, mask Mask) bool {
+	if mask != n.mask {
+		return false
+	}
+	if n.ok && lo.X >= n.lo.X && lo.Y >= n.lo.Y && lo.Z >= n.lo.Z &&
+		hi.X <= n.hi.X && hi.Y <= n.hi.Y && hi.Z <= n.hi.Z {
+		return true
+	}
+	if !(lo.X <= hi.X && lo.Y <= hi.Y && lo.Z <= hi.Z) || !(hi.Sub(lo).Len() < MaxCoord) {
+		return false // NaN, or a long query: the tree prunes that better
+	}
+	g := geom.V(n.margin, n.margin, n.margin)
+	n.gather(lo.Sub(g), hi.Add(g))
+	return n.ok
+}
+
+// gather makes the list the triangles of the mask whose boxes meet lo–hi,
+// if there are at most NearRoom.
+func (n *Near) gather(lo, hi geom.Vec3) {
+	n.lo, n.hi, n.n, n.ok = lo, hi, 0, false
+	m := n.mesh
+	qb := toBox(geom.AABB{Min: lo, Max: hi}) // rounded outward: it holds lo–hi
+	var stack [stackSize]child
+	stack[0] = m.root
+	for sp := 1; sp > 0; {
+		sp--
+		c := &stack[sp]
+		if c.mask&n.mask == 0 || !c.box.overlaps(&qb) {
+			continue
+		}
+		if c.count == 0 {
+			nd := &m.nodes[c.ref]
+			stack[sp] = child{box: nd.box[1], ref: nd.ref[1], count: nd.count[1], mask: nd.mask[1]}
+			stack[sp+1] = child{box: nd.box[0], ref: nd.ref[0], count: nd.count[0], mask: nd.mask[0]}
+			sp += 2
+			continue
+		}
+		for k := c.ref; k < c.ref+int32(c.count); k++ {
+			t := &m.tris[k]
+			if t.mask&n.mask == 0 || !t.box.overlaps(&qb) {
+				continue
+			}
+			if n.n == NearRoom {
+				n.n = 0
+				return
+			}
+			n.boxes[n.n], n.slots[n.n] = t.box, k
+			n.n++
+		}
+	}
+	n.ok = true
+}
+
+// Raycast is [Mesh.Raycast].
+func (n *Near) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
+	m := n.mesh
+	if m == nil || len(m.tris) == 0 {
+		return Hit{}, false
+	}
+	if lo, hi := m.swept(o, o, 0, d, maxT); d == (geom.Vec3{}) || !n.around(lo, hi, mask) {
+		return m.Raycast(o, d, maxT, mask)
+	} else {
+		q := rayProbe(o, d, mask)
+		return n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
+	}
+}
+
+// SweepCapsule is [Mesh.SweepCapsule].
+func (n *Near) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
+	m := n.mesh
+	if m == nil || len(m.tris) == 0 {
+		return Hit{}, false
+	}
+	if lo, hi := m.swept(a, b, r, d, maxT); !(r > 0) || !n.around(lo, hi, mask) {
+		return m.SweepCapsule(a, b, r, d, maxT, mask)
+	} else {
+		q := capsuleProbe(a, b, r, d, mask)
+		return n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
+	}
+}
+
+// OverlapCapsule is [Mesh.OverlapCapsule].
+func (n *Near) OverlapCapsule(a, b geom.Vec3, r float64, mask Mask, out []Contact) []Contact {
+	m := n.mesh
+	if m == nil || len(m.tris) == 0 {
+		return out
+	}
+	bb := geom.SegmentBounds(a, b, r)
+	if !(r > 0) || !n.around(bb.Min, bb.Max, mask) {
+		return m.OverlapCapsule(a, b, r, mask, out)
+	}
+	qb := toBox(bb)
+	start := len(out)
+	for i := range n.n {
+		if !n.boxes[i].overlaps(&qb) {
+			continue
+		}
+		if c, ok := m.tris[n.slots[i]].overlap(a, b, r); ok {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out[start:], func(p, q Contact) int { return cmp.Compare(p.Tri, q.Tri) })
+	return out
+}
+
+// first is Mesh.first over the list: of the triangles whose boxes meet
+// qb, the query's swept box, every one whose box q reaches no later than
+// the best contact so far is asked.
+func (n *Near) first(q *probe, qb box, maxT float64) (Hit, bool) {
+	var best Hit
+	found := false
+	if !(maxT >= 0) {
+		return best, false
+	}
+	best.T = maxT
+	for i := range n.n {
+		if !n.boxes[i].overlaps(&qb) {
+			continue
+		}
+		t := &n.mesh.tris[n.slots[i]]
+		if _, ok := q.enter(&t.box, best.T); !ok {
+			continue
+		}
+		if tt, nn, ok := q.test(t, maxT, best.T); ok && better(tt, t.index, &best, found) {
+			best, found = Hit{T: tt, Normal: nn, Tri: int(t.index)}, true
+		}
+	}
+	return best, found
+}
