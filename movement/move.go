@@ -60,7 +60,7 @@ func Move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mas
 // NearMargin is the margin a character's [trimesh.Near] gathers with: a
 // little more than a tick's queries reach beyond the last tick's at a run,
 // so that it gathers again every few ticks.
-const NearMargin = 1.0
+const NearMargin = 0.6
 
 // MoveNear is Move against the level near caches (its mesh, and its mask),
 // which it keeps around the character from tick to tick: one near per

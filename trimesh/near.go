@@ -2,6 +2,7 @@ package trimesh
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/rewind-gg/rewind/geom"
@@ -36,6 +37,62 @@ type Near struct {
 	n      int
 	boxes  [NearRoom]box   // the triangles' boxes, for a scan that loads nothing else
 	slots  [NearRoom]int32 // their places in mesh.tris
+	last   lastSweep
+}
+
+// lastSweep is the last capsule sweep a Near answered, and its answer. A
+// sweep of the same capsule along the same direction, only longer or
+// shorter, has the same answer up to its length: the first contact is the
+// least (distance, index) over the triangles, each triangle's distance is
+// computed the same way whatever the length asked, and a length only
+// leaves out the contacts beyond it. Only at a length within rounding of
+// a contact can the two differ (the tests that reject a triangle early
+// round differently there), so a length within lastSlack of the contact,
+// or of the last sweep's length, is asked again. A character sweeps so
+// often: a tick's last sweep snaps it down onto the ground, and when that
+// leaves the feet where they are, the next tick's first sweep looks for
+// the ground from there, a shorter way down.
+type lastSweep struct {
+	a, b, d geom.Vec3
+	r, maxT float64
+	mask    Mask
+	h       Hit
+	hit     bool
+	valid   bool
+}
+
+// lastSlack is how far, relative to a metre or to the lengths compared,
+// a length must be from a contact or from the last sweep's length for the
+// last sweep's answer to give its sweep's: far above the rounding of any
+// distance in a level.
+const lastSlack = 1e-9
+
+// answers returns the answer to the sweep of a–b, radius r, along d for
+// maxT, if l's answer gives it: false if it does not.
+func (l *lastSweep) answers(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) (Hit, bool, bool) {
+	if !l.valid || a != l.a || b != l.b || r != l.r || d != l.d || mask != l.mask || !(maxT >= 0 && maxT < math.Inf(1)) {
+		return Hit{}, false, false
+	}
+	if maxT == l.maxT {
+		return l.h, l.hit, true // the same sweep
+	}
+	slack := lastSlack * (1 + max(maxT, l.maxT))
+	if l.hit {
+		if l.h.T > l.maxT-slack {
+			return Hit{}, false, false // a contact within rounding of its length
+		}
+		switch {
+		case maxT >= l.h.T+slack:
+			return l.h, true, true // the same first contact
+		case maxT <= l.h.T-slack:
+			return Hit{}, false, true // nothing before the first contact
+		}
+		return Hit{}, false, false
+	}
+	if maxT <= l.maxT-slack {
+		return Hit{}, false, true // nothing within a longer sweep
+	}
+	return Hit{}, false, false
 }
 
 // NewNear returns an empty cache of m's triangles of mask (none yet: the
@@ -130,12 +187,21 @@ func (n *Near) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64
 	if m == nil || len(m.tris) == 0 {
 		return Hit{}, false
 	}
+	if h, hit, ok := n.last.answers(a, b, r, d, maxT, mask); ok {
+		return h, hit
+	}
+	var h Hit
+	var hit bool
 	if lo, hi := m.swept(a, b, r, d, maxT); !(r > 0) || !n.around(lo, hi, mask) {
-		return m.SweepCapsule(a, b, r, d, maxT, mask)
+		h, hit = m.SweepCapsule(a, b, r, d, maxT, mask)
 	} else {
 		q := capsuleProbe(a, b, r, d, mask)
-		return n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
+		h, hit = n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
 	}
+	if maxT >= 0 && maxT < math.Inf(1) {
+		n.last = lastSweep{a: a, b: b, d: d, r: r, maxT: maxT, mask: mask, h: h, hit: hit, valid: true}
+	}
+	return h, hit
 }
 
 // OverlapCapsule is [Mesh.OverlapCapsule].

@@ -52,6 +52,24 @@ func TestNearMatchesTree(t *testing.T) {
 				if !sameHit(h1, ok1, h2, ok2) {
 					t.Fatalf("capsule %d (a=%v b=%v r=%v d=%v maxT=%v mask=%d): near %+v %v, tree %+v %v", i, a, b, r, d, maxT, mask, h1, ok1, h2, ok2)
 				}
+				// The same sweep again, longer or shorter: the last one's
+				// answer gives it, or it is asked.
+				for _, k := range []float64{1, 0.5, 2, 0} {
+					l := maxT * k
+					switch i % 8 {
+					case 1:
+						l = h2.T + (k-1)*1e-12 // just short of, at and past the contact
+					case 2:
+						l = h2.T + (k-1)*1e-6
+					case 3:
+						l = maxT + (k-1)*1e-12
+					}
+					h1, ok1 = nr.SweepCapsule(a, b, r, d, l, mask)
+					h2, ok2 := m.SweepCapsule(a, b, r, d, l, mask)
+					if !sameHit(h1, ok1, h2, ok2) {
+						t.Fatalf("capsule %d again for %v (a=%v b=%v r=%v d=%v mask=%d): near %+v %v, tree %+v %v", i, l, a, b, r, d, mask, h1, ok1, h2, ok2)
+					}
+				}
 				h1, ok1 = nr.Raycast(o, d, maxT, mask)
 				h2, ok2 = m.Raycast(o, d, maxT, mask)
 				if !sameHit(h1, ok1, h2, ok2) {
