@@ -238,11 +238,13 @@ func (n *Near) first(q *probe, qb box, maxT float64) (Hit, bool) {
 		return best, false
 	}
 	best.T = maxT
-	for i := range n.n {
-		if !n.boxes[i].overlaps(&qb) {
-			continue
+	boxes, slots, tris := n.boxes[:n.n], n.slots[:n.n], n.mesh.tris
+	x0, y0, z0, x1, y1, z1 := qb[0], qb[1], qb[2], qb[3], qb[4], qb[5]
+	for i := range boxes {
+		if b := &boxes[i]; b[0] > x1 || b[3] < x0 || b[2] > z1 || b[5] < z0 || b[1] > y1 || b[4] < y0 {
+			continue // the box does not meet qb (overlaps, X and Z first: a level is wide)
 		}
-		t := &n.mesh.tris[n.slots[i]]
+		t := &tris[slots[i]]
 		if _, ok := q.enter(&t.box, best.T); !ok {
 			continue
 		}
