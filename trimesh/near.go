@@ -32,7 +32,8 @@ type Near struct {
 	mesh   *Mesh
 	mask   Mask
 	margin float64
-	ok     bool      // the list holds every triangle of mask meeting lo–hi
+	tried  bool      // lo–hi was gathered
+	ok     bool      // and the list holds every triangle of mask meeting it
 	lo, hi geom.Vec3 // the gathered box
 	n      int
 	boxes  [NearRoom]box   // the triangles' boxes, for a scan that loads nothing else
@@ -113,14 +114,15 @@ func (n *Near) Len() int { return n.n }
 
 // around makes sure the list answers a query of mask whose swept box is
 // lo–hi, gathering again if it does not: it reports false when the tree
-// must answer.
+// must answer. A query inside a box that held too many triangles to
+// gather goes to the tree without gathering again.
 func (n *Near) around(lo, hi geom.Vec3, mask Mask) bool {
 	if mask != n.mask {
 		return false
 	}
-	if n.ok && lo.X >= n.lo.X && lo.Y >= n.lo.Y && lo.Z >= n.lo.Z &&
+	if n.tried && lo.X >= n.lo.X && lo.Y >= n.lo.Y && lo.Z >= n.lo.Z &&
 		hi.X <= n.hi.X && hi.Y <= n.hi.Y && hi.Z <= n.hi.Z {
-		return true
+		return n.ok
 	}
 	if !(lo.X <= hi.X && lo.Y <= hi.Y && lo.Z <= hi.Z) || !(hi.Sub(lo).Len() < MaxCoord) {
 		return false // NaN, or a long query: the tree prunes that better
@@ -133,7 +135,7 @@ func (n *Near) around(lo, hi geom.Vec3, mask Mask) bool {
 // gather makes the list the triangles of the mask whose boxes meet lo–hi,
 // if there are at most NearRoom.
 func (n *Near) gather(lo, hi geom.Vec3) {
-	n.lo, n.hi, n.n, n.ok = lo, hi, 0, false
+	n.lo, n.hi, n.n, n.tried, n.ok = lo, hi, 0, true, false
 	m := n.mesh
 	qb := toBox(geom.AABB{Min: lo, Max: hi}) // rounded outward: it holds lo–hi
 	var stack [stackSize]child
@@ -173,12 +175,12 @@ func (n *Near) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
 	if m == nil || len(m.tris) == 0 {
 		return Hit{}, false
 	}
-	if lo, hi := m.swept(o, o, 0, d, maxT); d == (geom.Vec3{}) || !n.around(lo, hi, mask) {
+	lo, hi := m.swept(o, o, 0, d, maxT)
+	if d == (geom.Vec3{}) || !n.around(lo, hi, mask) {
 		return m.Raycast(o, d, maxT, mask)
-	} else {
-		q := rayProbe(o, d, mask)
-		return n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
 	}
+	q := rayProbe(o, d, mask)
+	return n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
 }
 
 // SweepCapsule is [Mesh.SweepCapsule].
@@ -192,7 +194,8 @@ func (n *Near) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64
 	}
 	var h Hit
 	var hit bool
-	if lo, hi := m.swept(a, b, r, d, maxT); !(r > 0) || !n.around(lo, hi, mask) {
+	lo, hi := m.swept(a, b, r, d, maxT)
+	if !(r > 0) || !n.around(lo, hi, mask) {
 		h, hit = m.SweepCapsule(a, b, r, d, maxT, mask)
 	} else {
 		q := capsuleProbe(a, b, r, d, mask)

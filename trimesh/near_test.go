@@ -45,7 +45,7 @@ func TestNearMatchesTree(t *testing.T) {
 					mask = 1
 				}
 				h1, ok1 := nr.SweepCapsule(a, b, r, d, maxT, mask)
-				if lo, hi := m.swept(a, b, r, d, maxT); nr.ok && nr.mask == mask && lo.X >= nr.lo.X && lo.Y >= nr.lo.Y && lo.Z >= nr.lo.Z && hi.X <= nr.hi.X && hi.Y <= nr.hi.Y && hi.Z <= nr.hi.Z {
+				if lo, hi := m.swept(a, b, r, d, maxT); nr.tried && nr.ok && nr.mask == mask && lo.X >= nr.lo.X && lo.Y >= nr.lo.Y && lo.Z >= nr.lo.Z && hi.X <= nr.hi.X && hi.Y <= nr.hi.Y && hi.Z <= nr.hi.Z {
 					listed++
 				}
 				h2, ok2 := m.SweepCapsule(a, b, r, d, maxT, mask)
