@@ -164,6 +164,11 @@ const (
 	// faceMargin: a point this far inside a triangle's edges (metres) is
 	// on its face for a ray down, whatever the rounding.
 	faceMargin = 1e-6
+	// shortReach: a long sweep down is asked first this many skins long
+	// (sweepDown), and sweepSlack is how far, relative to the lengths,
+	// the contact must be from that sweep's end to answer the long one.
+	shortReach = 2
+	sweepSlack = 1e-9
 )
 
 var (
@@ -292,8 +297,25 @@ func (m *mover) inside(i int, n, p geom.Vec3, margin float64) bool {
 // it: then the floor under the axis, found by a ray, holds it, if the
 // capsule can get down to rest on it (Skin above) before the contact.
 func (m *mover) ground(pos, vel geom.Vec3, crouched bool, reach float64) (held bool, n geom.Vec3, t, top float64) {
-	h, ok := m.sweep(pos, crouched, down, reach)
+	h, ok := m.sweepDown(pos, crouched, reach)
 	return m.standing(pos, vel, crouched, h, ok, reach)
+}
+
+// sweepDown is the sweep straight down for reach, asked first for
+// shortReach when reach is longer: most ground lies within that (a walker
+// on a face), and a contact found well within the short sweep (sweepSlack
+// short of its end) is the long one's too, bit for bit (the first contact
+// is the least over the triangles, each triangle's distance is computed the
+// same way whatever the length, and a length only leaves out what lies
+// beyond it); the short sweep tests fewer triangles in full. Else the long
+// sweep answers.
+func (m *mover) sweepDown(pos geom.Vec3, crouched bool, reach float64) (trimesh.Hit, bool) {
+	if short := shortReach * m.c.Skin; m.near != nil && reach > short {
+		if h, ok := m.sweep(pos, crouched, down, short); ok && h.T <= short-sweepSlack*(1+reach) {
+			return h, true
+		}
+	}
+	return m.sweep(pos, crouched, down, reach)
 }
 
 // standing is ground given its sweep's result.
