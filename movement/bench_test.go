@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewind-gg/rewind/geom"
 	"github.com/rewind-gg/rewind/internal/stresslevel"
+	"github.com/rewind-gg/rewind/trimesh"
 )
 
 // BenchmarkMove is the cost of a player-tick: players walking around with
@@ -16,8 +17,10 @@ import (
 // on a flat floor, on a small level and on the 20,040-triangle stress
 // level, each walled in, with the flat movement the server ran before the
 // controller (flatStep: a fixed speed on a square, no walls) as the
-// baseline, timed in the same loop on the same inputs. (A player that got
-// out anyway would start again where it spawned.)
+// baseline, timed in the same loop on the same inputs; and MoveNear, each
+// player with its own trimesh.Near, as the server moves them (the same
+// states, bit for bit). (A player that got out anyway would start again
+// where it spawned.)
 func BenchmarkMove(b *testing.B) {
 	const players, dt = 64, 0.05
 	for _, lv := range []struct {
@@ -63,8 +66,13 @@ func BenchmarkMove(b *testing.B) {
 		b.Run(fmt.Sprintf("%s-%dtris", lv.name, m.Len()), func(b *testing.B) {
 			c := DefaultCharacter()
 			states := append([]State(nil), spawns...)
+			nearStates := append([]State(nil), spawns...)
+			nears := make([]*trimesh.Near, players)
+			for p := range nears {
+				nears[p] = trimesh.NewNear(m, 1, NearMargin)
+			}
 			flats := make([]geom.Vec3, players)
-			var tMove, tStep time.Duration
+			var tMove, tNear, tStep time.Duration
 			ticks, airborne := 0, 0
 			b.ReportAllocs()
 			for b.Loop() {
@@ -74,10 +82,14 @@ func BenchmarkMove(b *testing.B) {
 					Move(&c, &states[p], ins[p][k], dt, m, 1)
 				}
 				mid := time.Now()
+				for p := range nearStates {
+					MoveNear(&c, &nearStates[p], ins[p][k], dt, nears[p])
+				}
+				flat := time.Now()
 				for p := range flats {
 					flatStep(&flats[p], &old[p][k], dt, c.RunSpeed, bounds)
 				}
-				tMove, tStep = tMove+mid.Sub(start), tStep+time.Since(mid)
+				tMove, tNear, tStep = tMove+mid.Sub(start), tNear+flat.Sub(mid), tStep+time.Since(flat)
 				for p := range states {
 					s := &states[p]
 					if !s.OnGround {
@@ -85,6 +97,7 @@ func BenchmarkMove(b *testing.B) {
 					}
 					if !bounds.Contains(geom.V(s.Pos.X, bounds.Min.Y, s.Pos.Z)) || s.Pos.Y < bounds.Min.Y-5 {
 						*s = spawns[p]
+						nearStates[p] = spawns[p]
 					}
 				}
 				ticks++
@@ -92,6 +105,7 @@ func BenchmarkMove(b *testing.B) {
 			n := float64(ticks * players)
 			move, step := float64(tMove.Nanoseconds())/n, float64(tStep.Nanoseconds())/n
 			b.ReportMetric(move, "ns/player-tick")
+			b.ReportMetric(float64(tNear.Nanoseconds())/n, "near-ns/player-tick")
 			b.ReportMetric(step, "step-ns/player-tick")
 			b.ReportMetric(move/step, "x-step")
 			b.ReportMetric(float64(airborne)/n, "airborne")

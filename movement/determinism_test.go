@@ -209,8 +209,8 @@ func TestShortcutsChangeNothing(t *testing.T) {
 			a, b := player(start), player(start)
 			for i := range 5000 {
 				in := g.next()
-				move(&c, &a, in, 1/rate, lv.m, solid, true)
-				move(&c, &b, in, 1/rate, lv.m, solid, false)
+				move(&c, &a, in, 1/rate, lv.m, solid, nil, true)
+				move(&c, &b, in, 1/rate, lv.m, solid, nil, false)
 				if !same(&a, &b) {
 					t.Fatalf("%s at %v Hz, tick %d: %+v with the shortcuts, %+v without", lv.name, rate, i, a, b)
 				}
@@ -219,5 +219,61 @@ func TestShortcutsChangeNothing(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// MoveNear gives Move's states, bit for bit: on flat floors, stairs and
+// rolling terrain with crates and walls, at 20 and 60 Hz, walking, jumping,
+// crouching and pushed into the floor now and then, with a near that
+// gathers again as the player goes and one whose margin is too small to
+// hold a tick's queries (every query beyond the last one's box gathers);
+// the first holds triangles on at least half the ticks. It allocates
+// nothing.
+func TestMoveNearIsMove(t *testing.T) {
+	floors := append(floor(20), box(geom.V(-3, 0, 2), geom.V(3, 0.3, 6))...)
+	floors = append(floors, stairs(-6, -4, 4, 0.2, 0.3, 6)...)
+	for _, lv := range []struct {
+		name string
+		m    *trimesh.Mesh
+	}{{"floors", world(t, floors)}, {"terrain", world(t, stresslevel.Level(11, 24, 40))}} {
+		for _, rate := range []float64{20, 60} {
+			for _, margin := range []float64{NearMargin, 0} {
+				c := DefaultCharacter()
+				g := newInputs(7)
+				start := spawnOn(lv.m, 0, 0)
+				a, b := player(start), player(start)
+				near := trimesh.NewNear(lv.m, solid, margin)
+				gathered := 0
+				for i := range 5000 {
+					in := g.next()
+					Move(&c, &a, in, 1/rate, lv.m, solid)
+					MoveNear(&c, &b, in, 1/rate, near)
+					if !same(&a, &b) {
+						t.Fatalf("%s at %v Hz, margin %v, tick %d: %+v by Move, %+v by MoveNear", lv.name, rate, margin, i, a, b)
+					}
+					if near.Len() > 0 {
+						gathered++
+					}
+					switch {
+					case a.Pos.Y < -10 || a.Pos.Sub(start).Len() > 15:
+						a, b = player(start), player(start)
+					case i%700 == 699:
+						a.Pos.Y -= 0.3 // into whatever is below
+						b.Pos.Y -= 0.3
+					}
+				}
+				if margin > 0 && gathered < 2500 {
+					t.Errorf("%s at %v Hz, margin %v: the near held triangles on %d ticks of 5000", lv.name, rate, margin, gathered)
+				}
+			}
+		}
+	}
+	c := DefaultCharacter()
+	m := world(t, stresslevel.Level(11, 24, 40))
+	near := trimesh.NewNear(m, solid, NearMargin)
+	g := newInputs(3)
+	s := player(spawnOn(m, 0.5, 0.5))
+	if n := testing.AllocsPerRun(2000, func() { MoveNear(&c, &s, g.next(), 0.05, near) }); n != 0 {
+		t.Errorf("%v allocations per tick", n)
 	}
 }

@@ -54,7 +54,21 @@ const maxTick = 1.0
 //     (Quake's PM_SlideMove, Source's TryPlayerMove), the ground found
 //     again, and the other half of gravity unless it landed.
 func Move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mask trimesh.Mask) {
-	move(c, s, in, dt, world, mask, true)
+	move(c, s, in, dt, world, mask, nil, true)
+}
+
+// NearMargin is the margin a character's [trimesh.Near] gathers with: a
+// little more than a tick's queries reach beyond the last tick's at a run,
+// so that it gathers again every few ticks.
+const NearMargin = 0.6
+
+// MoveNear is Move against the level near caches (its mesh, and its mask),
+// which it keeps around the character from tick to tick: one near per
+// character (trimesh.NewNear with NearMargin). It gives the same state as
+// Move, bit for bit, and is cheaper on a large level. near may not be
+// shared by goroutines.
+func MoveNear(c *Character, s *State, in Input, dt float64, near *trimesh.Near) {
+	move(c, s, in, dt, near.Mesh(), near.Mask(), near, true)
 }
 
 // move is Move, with or without its shortcuts: answers it takes from what
@@ -62,14 +76,14 @@ func Move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mas
 // face is its own ground; a walker that stays inside the flat face it
 // stands on stays on it). They give the same state, bit for bit, as asking
 // (a test runs both); they only make the common cases cheaper.
-func move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mask trimesh.Mask, shortcuts bool) {
+func move(c *Character, s *State, in Input, dt float64, world *trimesh.Mesh, mask trimesh.Mask, near *trimesh.Near, shortcuts bool) {
 	if !(dt > 0 && dt <= maxTick) || !s.Pos.IsFinite() {
 		return
 	}
 	if !s.Vel.IsFinite() {
 		s.Vel = geom.Vec3{}
 	}
-	m := mover{c: c, world: world, mask: mask, dt: dt, walkable: math.Cos(c.MaxSlope * (math.Pi / 180)), shortcuts: shortcuts}
+	m := mover{c: c, world: world, near: near, mask: mask, dt: dt, walkable: math.Cos(c.MaxSlope * (math.Pi / 180)), shortcuts: shortcuts}
 
 	// A sweep from a capsule that touches anything reports it at t = 0,
 	// whatever the direction: the ground sweep says whether to push out.
@@ -150,6 +164,11 @@ const (
 	// faceMargin: a point this far inside a triangle's edges (metres) is
 	// on its face for a ray down, whatever the rounding.
 	faceMargin = 1e-6
+	// shortReach: a long sweep down is asked first this many skins long
+	// (sweepDown), and sweepSlack is how far, relative to the lengths,
+	// the contact must be from that sweep's end to answer the long one.
+	shortReach = 2
+	sweepSlack = 1e-9
 )
 
 var (
@@ -159,8 +178,11 @@ var (
 
 // mover is one tick's constants.
 type mover struct {
-	c        *Character
-	world    *trimesh.Mesh
+	c     *Character
+	world *trimesh.Mesh
+	// near, if not nil, caches world's triangles around the character:
+	// the queries ask it (raycast, sweep, overlap).
+	near     *trimesh.Near
 	mask     trimesh.Mask
 	dt       float64
 	walkable float64 // cos(MaxSlope): a walkable normal's least Y
@@ -275,8 +297,25 @@ func (m *mover) inside(i int, n, p geom.Vec3, margin float64) bool {
 // it: then the floor under the axis, found by a ray, holds it, if the
 // capsule can get down to rest on it (Skin above) before the contact.
 func (m *mover) ground(pos, vel geom.Vec3, crouched bool, reach float64) (held bool, n geom.Vec3, t, top float64) {
-	h, ok := m.sweep(pos, crouched, down, reach)
+	h, ok := m.sweepDown(pos, crouched, reach)
 	return m.standing(pos, vel, crouched, h, ok, reach)
+}
+
+// sweepDown is the sweep straight down for reach, asked first for
+// shortReach when reach is longer: most ground lies within that (a walker
+// on a face), and a contact found well within the short sweep (sweepSlack
+// short of its end) is the long one's too, bit for bit (the first contact
+// is the least over the triangles, each triangle's distance is computed the
+// same way whatever the length, and a length only leaves out what lies
+// beyond it); the short sweep tests fewer triangles in full. Else the long
+// sweep answers.
+func (m *mover) sweepDown(pos geom.Vec3, crouched bool, reach float64) (trimesh.Hit, bool) {
+	if short := shortReach * m.c.Skin; m.near != nil && reach > short {
+		if h, ok := m.sweep(pos, crouched, down, short); ok && h.T <= short-sweepSlack*(1+reach) {
+			return h, true
+		}
+	}
+	return m.sweep(pos, crouched, down, reach)
 }
 
 // standing is ground given its sweep's result.
@@ -288,7 +327,7 @@ func (m *mover) standing(pos, vel geom.Vec3, crouched bool, h trimesh.Hit, ok bo
 	t, top = h.T, pos.Y+m.c.Skin+m.c.Radius-h.T-h.Normal.Y*m.c.Radius
 	if !held {
 		bottom := pos.Add(geom.V(0, m.c.Skin, 0))
-		r, ok := m.world.Raycast(bottom, down, reach, m.mask)
+		r, ok := m.raycast(bottom, down, reach)
 		if !ok || r.Normal.Y < m.walkable || r.T-m.c.Skin > h.T {
 			return false, geom.Vec3{}, 0, 0
 		}
@@ -351,7 +390,7 @@ func (m *mover) support(pos geom.Vec3, crouched bool, h trimesh.Hit) (bool, geom
 		// ray would meet that face and say the same.
 		return n.Y >= m.walkable, n
 	}
-	if r, ok := m.world.Raycast(o, down, 2*m.c.Skin, m.mask); ok {
+	if r, ok := m.raycast(o, down, 2*m.c.Skin); ok {
 		if r.Normal.Y < m.walkable {
 			return false, geom.Vec3{}
 		}
@@ -488,7 +527,18 @@ func (m *mover) sweep(pos geom.Vec3, crouched bool, d geom.Vec3, l float64) (tri
 		return trimesh.Hit{}, false
 	}
 	a, b := m.c.segment(pos, crouched)
+	if m.near != nil {
+		return m.near.SweepCapsule(a, b, m.c.Radius, d, l, m.mask)
+	}
 	return m.world.SweepCapsule(a, b, m.c.Radius, d, l, m.mask)
+}
+
+// raycast is the ray from o along the unit d for l.
+func (m *mover) raycast(o, d geom.Vec3, l float64) (trimesh.Hit, bool) {
+	if m.near != nil {
+		return m.near.Raycast(o, d, l, m.mask)
+	}
+	return m.world.Raycast(o, d, l, m.mask)
 }
 
 // overlap appends the triangles closer than r to the capsule's core with
@@ -498,5 +548,8 @@ func (m *mover) overlap(pos geom.Vec3, crouched bool, r float64, out []trimesh.C
 		return out
 	}
 	a, b := m.c.segment(pos, crouched)
+	if m.near != nil {
+		return m.near.OverlapCapsule(a, b, r, m.mask, out)
+	}
 	return m.world.OverlapCapsule(a, b, r, m.mask, out)
 }

@@ -139,6 +139,7 @@ type Simulation struct {
 	// endless floor without one).
 	chars []movement.Character
 	walk  *trimesh.Mesh
+	nears []*trimesh.Near // per player: see near
 
 	// Per-tick scratch, reused.
 	poses []lagcomp.Pose

@@ -10,6 +10,7 @@ import (
 	"github.com/rewind-gg/rewind/lagcomp"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/movement"
+	"github.com/rewind-gg/rewind/trimesh"
 	"github.com/rewind-gg/rewind/weapons"
 )
 
@@ -87,7 +88,7 @@ func (s *Simulation) runLateInputs() {
 	now := s.Clock.Tick
 	maxUnlag := s.cfg.LagComp.MaxUnlag()
 	q := s.late.Query(s.World)
-	for q.Next() {
+	for k := 0; q.Next(); k++ {
 		queue, tf, vel, life, mo := q.Get()
 		if queue.NLate == 0 {
 			continue
@@ -108,7 +109,7 @@ func (s *Simulation) runLateInputs() {
 					late = late[1:]
 					s.ranLate(queue, in, now)
 				}
-				s.step(e, tf, vel, life, mo, in, now)
+				s.step(e, s.near(k), tf, vel, life, mo, in, now)
 				if in.Buttons != 0 && !life.Dead {
 					s.fireAndReload(e, in, tf, mo, t, true, GrantViewLag(now, in, maxUnlag))
 				}
@@ -123,12 +124,24 @@ func (s *Simulation) runLateInputs() {
 			if life.Dead || in.Tick < life.Moved {
 				continue
 			}
-			s.step(e, tf, vel, life, mo, in, now)
+			s.step(e, s.near(k), tf, vel, life, mo, in, now)
 			if !life.Dead {
 				s.fireAndReload(e, in, tf, mo, in.Tick, true, GrantViewLag(now, in, maxUnlag))
 			}
 		}
 	}
+}
+
+// near returns the k-th cache of the level's triangles near a player
+// (movement.MoveNear). Each stage gives its k-th player the k-th: the
+// queries iterate in the same order tick after tick, so that a player
+// mostly finds its own neighbourhood in it; which player uses which cache
+// changes no answer, only the cost.
+func (s *Simulation) near(k int) *trimesh.Near {
+	for len(s.nears) <= k {
+		s.nears = append(s.nears, trimesh.NewNear(s.walk, level.MovementMask, movement.NearMargin))
+	}
+	return s.nears[k]
 }
 
 // ranLate marks a late input applied: a later copy is a duplicate.
@@ -149,7 +162,7 @@ func (s *Simulation) ranLate(queue *ecs.InputQueue, in *ecs.Input, now int64) {
 func (s *Simulation) move() {
 	now := s.Clock.Tick
 	q := s.movers.Query(s.World)
-	for q.Next() {
+	for i := 0; q.Next(); i++ {
 		tf, vel, in, life, mo, queue := q.Get()
 		if life.Dead {
 			vel.V = geom.Vec3{}
@@ -158,7 +171,7 @@ func (s *Simulation) move() {
 		if tf.Pos != mo.Left {
 			life.Moved = now
 		}
-		s.step(q.Entity(), tf, vel, life, mo, in, now)
+		s.step(q.Entity(), s.near(i), tf, vel, life, mo, in, now)
 		if queue.Applied == now { // late inputs of ticks after this one simulate them from here
 			queue.Base, queue.BaseTick = ecs.MovementBase{Transform: *tf, Velocity: *vel, Motion: *mo}, now
 		}
@@ -167,10 +180,10 @@ func (s *Simulation) move() {
 
 // step turns player e and moves it one tick as in says, and kills it
 // where it leaves the level (outOfLevel).
-func (s *Simulation) step(e ecs.Entity, tf *ecs.Transform, vel *ecs.Velocity, life *ecs.Life, mo *ecs.Motion, in *ecs.Input, now int64) {
+func (s *Simulation) step(e ecs.Entity, near *trimesh.Near, tf *ecs.Transform, vel *ecs.Velocity, life *ecs.Life, mo *ecs.Motion, in *ecs.Input, now int64) {
 	tf.Yaw, tf.Pitch = movement.Look(in.Yaw, in.Pitch)
 	st := movement.State{Pos: tf.Pos, Vel: vel.V, Crouched: mo.Crouched, JumpHeld: mo.JumpHeld}
-	movement.Move(&s.chars[mo.Class], &st, in.Movement(), s.Clock.Dt(), s.walk, level.MovementMask)
+	movement.MoveNear(&s.chars[mo.Class], &st, in.Movement(), s.Clock.Dt(), near)
 	tf.Pos, vel.V, mo.Left = st.Pos, st.Vel, st.Pos
 	mo.Crouched, mo.JumpHeld, mo.OnGround, mo.Ground = st.Crouched, st.JumpHeld, st.OnGround, st.Ground
 	if s.outOfLevel(st.Pos) {

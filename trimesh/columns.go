@@ -30,9 +30,12 @@ type columns struct {
 }
 
 // Cells of the column grid: at least minColumn metres, and at most
-// maxColumns a side (a kilometre-wide level gets 4 m cells).
+// maxColumns a side (a kilometre-wide level gets 4 m cells). A metre is
+// about a rocket's step at 20 Hz and a character's width: on rolling
+// ground a cell's height range is then little more than the ground's, and
+// a step that passes above it skips the tree.
 const (
-	minColumn  = 2.0
+	minColumn  = 1.0
 	maxColumns = 256
 	// queryCells bounds the cells a query's swept box may cover for the
 	// grid to be asked first: a longer query (a 100 m shot) goes straight

@@ -69,6 +69,21 @@
 // ever rules out what the tree would not report (a triangle's range covers
 // the padded box the traversal tests), so answers are the same.
 //
+// # A character's neighbourhood
+//
+// A character's controller asks about the same square metre three or four
+// times a tick, and the next tick about the one beside it; on a large level
+// descending the tree from the root is most of each query's cost. A [Near]
+// caches the triangles around where its queries have been: it gathers those
+// whose boxes meet a query's swept box grown by a margin, answers every
+// query that stays inside that box from the list, and gathers again when
+// one leaves it. It also answers a capsule sweep that only repeats its last
+// one longer or shorter (a snap down, then the next tick's ground probe from
+// the same feet) from that one's answer, except where a length or the
+// contact lies within rounding's reach of the other. Its answers are the
+// tree's, bit for bit: the list holds every triangle the tree could report,
+// and the answer does not depend on the order of the tests.
+//
 // The queries allocate nothing (OverlapCapsule appends to the caller's
 // slice), and a Mesh is never modified after New, so any number of
 // goroutines may query one at once.

@@ -47,13 +47,22 @@ func (m *Mesh) clear(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask 
 	if len(m.tris) == 0 || !(maxT >= 0 && maxT < math.Inf(1)) {
 		return false // first answers these
 	}
-	// The segment's box, swept: each axis from the lower end plus the
-	// motion's negative part to the upper end plus its positive part.
+	lo, hi := m.swept(a, b, r, d, maxT)
+	return m.cols.empty(lo, hi, mask)
+}
+
+// swept returns the box of the segment a–b, swept along d for maxT and
+// grown by r and by twice the pad: every triangle a query of that shape
+// can be asked about has a box that meets it (not a finite box when maxT
+// is not finite).
+func (m *Mesh) swept(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64) (lo, hi geom.Vec3) {
+	// Each axis from the lower end plus the motion's negative part to the
+	// upper end plus its positive part.
 	g := r + 2*m.pad
 	ex, ey, ez := d.X*maxT, d.Y*maxT, d.Z*maxT
-	lo := geom.Vec3{X: min(a.X, b.X) + min(ex, 0) - g, Y: min(a.Y, b.Y) + min(ey, 0) - g, Z: min(a.Z, b.Z) + min(ez, 0) - g}
-	hi := geom.Vec3{X: max(a.X, b.X) + max(ex, 0) + g, Y: max(a.Y, b.Y) + max(ey, 0) + g, Z: max(a.Z, b.Z) + max(ez, 0) + g}
-	return m.cols.empty(lo, hi, mask)
+	lo = geom.Vec3{X: min(a.X, b.X) + min(ex, 0) - g, Y: min(a.Y, b.Y) + min(ey, 0) - g, Z: min(a.Z, b.Z) + min(ez, 0) - g}
+	hi = geom.Vec3{X: max(a.X, b.X) + max(ex, 0) + g, Y: max(a.Y, b.Y) + max(ey, 0) + g, Z: max(a.Z, b.Z) + max(ez, 0) + g}
+	return lo, hi
 }
 
 func rayProbe(o, d geom.Vec3, mask Mask) probe {

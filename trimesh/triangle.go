@@ -160,6 +160,15 @@ func (t *tri) sweepSphere(c, d geom.Vec3, r, maxT, bound float64) (float64, geom
 func (t *tri) sphereFeatures(f *first, c, d geom.Vec3, r float64) {
 	if tt, side, ok := t.face(c, d, r, f.t); ok && f.earlier(tt) {
 		f.set(tt, t.n.Scale(side))
+		// Nothing is earlier than a start touching, nor than the face met
+		// well inside (the sphere meets the plane there first, and the
+		// edges and vertices, in the plane, only later: by at least
+		// faceDeep²/2r / |along|, far above any rounding): later features
+		// replace only a strictly earlier contact, so they cannot change
+		// the answer.
+		if tt == 0 || t.deep(c.AddScaled(d, tt)) {
+			return
+		}
 	}
 	t.edgeCylinder(f, c, d, r, t.a, t.b)
 	t.edgeCylinder(f, c, d, r, t.b, t.c)
@@ -217,6 +226,22 @@ func (t *tri) face(c, d geom.Vec3, r, maxT float64) (float64, float64, bool) {
 	}
 	return tt, side, true
 }
+
+// deep reports whether p projects onto the triangle at least faceDeep from
+// each of its edges.
+func (t *tri) deep(p geom.Vec3) bool {
+	for _, e := range [3][2]geom.Vec3{{t.a, t.b}, {t.b, t.c}, {t.c, t.a}} {
+		edge := e[1].Sub(e[0])
+		if edge.Cross(p.Sub(e[0])).Dot(t.n) < faceDeep*edge.Len() {
+			return false
+		}
+	}
+	return true
+}
+
+// faceDeep is how far inside its triangle, in metres, a face contact
+// stands for the triangle's first (deep).
+const faceDeep = 1e-3
 
 // inside reports whether p projects onto the triangle (its edges included).
 func (t *tri) inside(p geom.Vec3) bool {
