@@ -39,6 +39,22 @@ format = "json"
 	return config, dir
 }
 
+// withoutRewindEnv unsets, for the test, every REWIND_* variable of the
+// test's environment (.ci/run sets REWIND_REQUIRE_BROWSER and others for
+// the tests themselves), which serve --check would rightly report as no
+// config keys.
+func withoutRewindEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "REWIND_") {
+			continue
+		}
+		t.Setenv(name, v) // restores it when the test ends
+		os.Unsetenv(name)
+	}
+}
+
 // logLines parses a JSON log: every line must be an object.
 func logLines(t *testing.T, stderr string) []map[string]any {
 	t.Helper()
@@ -60,6 +76,7 @@ func logLines(t *testing.T, stderr string) []map[string]any {
 // serve --check passes a good configuration and creates nothing: not the
 // results file, not the record directory (nor its parent).
 func TestServeCheckPasses(t *testing.T) {
+	withoutRewindEnv(t)
 	config, dir := checkSetup(t, "")
 	code, stdout, stderr := runCmd(t, "serve", "--config", config, "--check")
 	if code != 0 || stdout != "serve --check: ok\n" || stderr != "" {
@@ -118,6 +135,7 @@ mode = "on"`, edit: func(t *testing.T, _ string) { t.Setenv("AGONES_SDK_HTTP_POR
 			want: []string{"config: results.file: ", "results.jsonl is a directory"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			withoutRewindEnv(t)
 			config, dir := checkSetup(t, tt.extra)
 			if tt.edit != nil {
 				tt.edit(t, dir)
