@@ -19,11 +19,13 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a real match")
 	}
-	code, stdout, stderr := runCmd(t, "demo", "--duration", "6s", "--bots", "4", "--log-level", "error")
+	// Eight bots for 8 s: about a dozen hits (4 bots for 6 s made one to
+	// five, and sometimes none).
+	code, stdout, stderr := runCmd(t, "demo", "--duration", "8s", "--bots", "8", "--log-level", "error")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for i := 1; i <= 4; i++ {
+	for i := 1; i <= 8; i++ {
 		if !strings.Contains(stdout, "bot-0"+strconv.Itoa(i)) {
 			t.Errorf("no report row for bot-0%d:\n%s", i, stdout)
 		}
@@ -49,10 +51,16 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	if fp == nil {
 		t.Fatalf("no false positives line:\n%s", stdout)
 	}
+	// The false positives are of hitscan shots' hit events, a few a match
+	// (bots/tally_test.go checks their counting); the match had hits.
 	n, _ := strconv.Atoi(fp[1])
 	events, _ := strconv.Atoi(fp[2])
-	if events == 0 || n > events {
-		t.Errorf("false positives: %d of %d hit events, want some hit events and no more false positives than them:\n%s", n, events, stdout)
+	if n > events {
+		t.Errorf("false positives: %d of %d hit events, want no more false positives than hit events:\n%s", n, events, stdout)
+	}
+	hits := regexp.MustCompile(`(?m)^match counts \(as rewind tune and view count them, docs/tuning.md\): .*, (\d+) server hits `).FindStringSubmatch(stdout)
+	if hits == nil || hits[1] == "0" {
+		t.Errorf("no server hits in the match counts, want some:\n%s", stdout)
 	}
 	// The host's load, which any figure above depends on.
 	if !regexp.MustCompile(`(?m)^host load average \(1, 5, 15 min\): [\d.]+ [\d.]+ [\d.]+ on \d+ cores$`).MatchString(stdout) {
