@@ -240,8 +240,10 @@ func TestAgonesOutageResyncsPlayers(t *testing.T) {
 		slices.Sort(got)
 		return slices.Equal(got, []string{"bob", "carol"})
 	})
+	// (Alice's removal may not have been tried during the outage: the
+	// watch may have broken before it showed her on the list.)
 	m := gather(t, srv)
-	for _, call := range []string{"watch", "player_add", "player_remove"} {
+	for _, call := range []string{"watch", "player_add"} {
 		if v := m.value("rewind_agones_call_errors_total", "call", call); v < 1 {
 			t.Errorf("rewind_agones_call_errors_total{call=%s} = %v, want at least 1 after the outage", call, v)
 		}
