@@ -89,7 +89,11 @@ func TestKillVolumeOverQUIC(t *testing.T) {
 	}
 	stop := start(walker)
 	defer stop()
-	until(t, 20*time.Second, "the walker never died twice", func() bool { return len(evs.of(protocol.EventKill)) >= 2 })
+	// The kill events reach OnEvent before the client's own count takes
+	// them: wait for both.
+	until(t, 20*time.Second, "the walker never died twice", func() bool {
+		return len(evs.of(protocol.EventKill)) >= 2 && walker.Stats().Deaths >= 2
+	})
 	for _, k := range evs.of(protocol.EventKill) {
 		if k.Player != walker.ID() || k.Other != walker.ID() || k.Weapon != protocol.KillByLevel {
 			t.Errorf("kill %+v: want the walker its own killer, weapon %d", k, protocol.KillByLevel)
