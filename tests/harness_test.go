@@ -146,13 +146,23 @@ func until(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 
 func playerStats(t testing.TB, srv *server.Server, room string, id uint32) server.PlayerStats {
 	t.Helper()
+	p, ok := seatedPlayer(t, srv, room, id)
+	if !ok {
+		t.Fatalf("no player %d in room %q", id, room)
+	}
+	return p
+}
+
+// seatedPlayer returns a player's statistics, and false if it is not in
+// the room (any more).
+func seatedPlayer(t testing.TB, srv *server.Server, room string, id uint32) (server.PlayerStats, bool) {
+	t.Helper()
 	for _, p := range roomStats(t, srv, room).Players {
 		if p.ID == id {
-			return p
+			return p, true
 		}
 	}
-	t.Fatalf("no player %d in room %q", id, room)
-	return server.PlayerStats{}
+	return server.PlayerStats{}, false
 }
 
 // waitTicks waits until the room has simulated n more ticks (polling the

@@ -34,9 +34,29 @@ func appliedRatio(t *testing.T, redundancy int, seed uint64) (float64, client.St
 	stop := start(c)
 	waitTicks(t, srv, "redundancy", 40) // let the clock settle
 	p0 := playerStats(t, srv, "redundancy", c.ID())
-	waitTicks(t, srv, "redundancy", 300)
-	p1 := playerStats(t, srv, "redundancy", c.ID())
-	for _, err := range stop() {
+	// Read the player every poll, so that if it leaves the room the
+	// failure shows its last statistics and why it left.
+	var p1 server.PlayerStats
+	seated := true
+	from := roomStats(t, srv, "redundancy").Tick
+	until(t, 40*time.Second, "the room did not simulate 300 ticks in time", func() bool {
+		var now server.PlayerStats
+		if now, seated = seatedPlayer(t, srv, "redundancy", c.ID()); seated {
+			p1 = now
+		}
+		return !seated || roomStats(t, srv, "redundancy").Tick >= from+300
+	})
+	errs := stop()
+	if !seated {
+		// The client's run ends with the server's close reason (or
+		// QUIC's), and the kick counters name the server's rule.
+		m := gather(t, srv)
+		t.Fatalf("the player left the room during the reading: its run returned %v; kicked idle %v, coverage %v, slow %v; "+
+			"its last statistics %+v; the client's %+v",
+			errs, m.value("rewind_players_kicked_total", "reason", "idle"), m.value("rewind_players_kicked_total", "reason", "coverage"),
+			m.value("rewind_players_kicked_total", "reason", "slow"), p1, c.Stats())
+	}
+	for _, err := range errs {
 		if err != nil {
 			t.Errorf("run: %v", err)
 		}
