@@ -500,6 +500,10 @@ func TestCloseStopsGoroutines(t *testing.T) {
 	shimLoops := []string{"(*Shim).readClients", "(*Shim).readServer", "(*scheduler).run"}
 	shimWrappers := []string{"Start.func1", "Start.func2", "Start.func3", "(*Shim).connFor.func1"}
 
+	// The shims of earlier tests are closed, but a goroutine that has
+	// called wg.Done may still be returning: the counts below are this
+	// shim's only once those are gone (a leaked one never goes away).
+	waitFor(t, "earlier tests' shim goroutines to exit", func() bool { return shimGoroutines(shimWrappers...) == 0 })
 	before := runtime.NumGoroutine()
 
 	server := listenLoopback(t)
