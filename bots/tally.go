@@ -24,11 +24,68 @@ import (
 // Wire connects it to a client; its methods are safe to call from any
 // goroutine.
 type Tally struct {
+	// KeepShots, set before the first shot, keeps a record of every
+	// hitscan shot (Shots), for joining with the server's judgement of
+	// each (package shotjoin).
+	KeepShots bool
+
 	mu      sync.Mutex
 	self    uint32 // the player, from the first shot's view
 	shots   [shotRing]shotScore
 	stats   TallyStats
 	targets map[uint32]*TargetStats
+	kept    []ShotRecord
+}
+
+// ShotRecord is a hitscan shot as its client fired and saw it, and the
+// hit markers the server sent for it.
+type ShotRecord struct {
+	Player uint32 // the shooter's player id
+	Shot   uint16 // the shot counter the server's events echo
+	Seq    uint32 // the shot's index in the shooter's spread sequence
+	Tick   int64  // the tick it was fired at
+	// View is the view time the shot's input reports (its tick minus its
+	// view_lag): the server time the remote players were shown at.
+	View       float64
+	Weapon     uint8
+	Eye        geom.Vec3
+	Yaw, Pitch float64
+	// Seen are the enemies its pellets hit on the screen, where they were
+	// shown; Marked the targets of the server's hit markers for it.
+	Seen   []SeenTarget
+	Marked []uint32
+	// AfterDeath: fired after the server's tick of the shooter's death
+	// (the server never fired it).
+	AfterDeath bool
+}
+
+// SeenTarget is an enemy a shot hit on the screen.
+type SeenTarget struct {
+	ID       uint32
+	Pos      geom.Vec3 // its feet as shown
+	Crouched bool
+}
+
+// Confirmed reports whether the server registered the shot on an enemy
+// its pellets hit on the screen.
+func (r *ShotRecord) Confirmed() bool {
+	return slices.ContainsFunc(r.Marked, r.saw)
+}
+
+// FalsePositives returns the markers' targets that no pellet hit on the
+// screen.
+func (r *ShotRecord) FalsePositives() []uint32 {
+	var out []uint32
+	for _, id := range r.Marked {
+		if !r.saw(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (r *ShotRecord) saw(id uint32) bool {
+	return slices.ContainsFunc(r.Seen, func(s SeenTarget) bool { return s.ID == id })
 }
 
 // TallyStats are a player's scored shots.
@@ -65,6 +122,7 @@ type shotScore struct {
 	targetsOK uint8 // bit i: on seen[i]
 	dead      bool  // fired after the server had already killed the shooter
 	valid     bool
+	kept      int32 // its index in Tally.kept + 1 (0: not kept)
 }
 
 // maxSeen is how many distinct targets one shot's pellets are remembered
@@ -125,6 +183,17 @@ func (t *Tally) Shot(s client.Shot) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.self = v.Welcome.Player
+	if t.KeepShots && r.hitscan {
+		k := ShotRecord{Player: v.Welcome.Player, Shot: s.ID, Seq: s.Seq, Tick: s.Tick, View: v.RenderTime,
+			Weapon: s.Weapon, Eye: s.Eye, Yaw: s.Yaw, Pitch: s.Pitch}
+		for _, e := range r.seen[:n] {
+			if p := shown(v, e); p != nil {
+				k.Seen = append(k.Seen, SeenTarget{ID: e, Pos: p.Pos, Crouched: p.Crouched})
+			}
+		}
+		t.kept = append(t.kept, k)
+		r.kept = int32(len(t.kept))
+	}
 	t.shots[s.ID%shotRing] = r
 	if n > 0 {
 		t.stats.HitsSeen++
@@ -135,11 +204,21 @@ func (t *Tally) Shot(s client.Shot) {
 }
 
 // firstEnemy returns the enemy a ray touches first on v, or 0 when the
-// level (its triangles that block shots) or nothing comes first.
+// level (its triangles that block shots), a shield shown that stops the
+// player's shots (not its own, not its team's), or nothing comes first.
 func firstEnemy(v *client.View, o, d geom.Vec3, rng float64) uint32 {
 	best, target := math.Inf(1), uint32(0)
 	if h, ok := v.Level.Mesh.Raycast(o, d, rng, level.ShotMask); ok {
 		best = h.T
+	}
+	for i := range v.Objects {
+		sh := &v.Objects[i]
+		if sh.Kind != protocol.KindShield || sh.Owner == v.Welcome.Player || (sh.Team != 0 && sh.Team == v.Welcome.Team) {
+			continue
+		}
+		if t, ok := geom.RayAABB(o, d, rng, geom.AABB{Min: sh.Pos, Max: sh.Pos.Add(sh.Vel)}); ok && t < best {
+			best = t
+		}
 	}
 	for i := range v.Players {
 		p := &v.Players[i]
@@ -164,6 +243,10 @@ func (t *Tally) Marker(m client.HitMarker) {
 		return
 	}
 	t.stats.HitEvents++
+	if r.kept > 0 {
+		k := &t.kept[r.kept-1]
+		k.Marked = append(k.Marked, m.Target)
+	}
 	ts := t.target(m.Target)
 	ts.HitEvents++
 	switch {
@@ -196,11 +279,36 @@ func (t *Tally) Event(ev protocol.Event) {
 		if r := &t.shots[i]; r.valid && !r.dead && r.tick > int64(ev.Tick) {
 			r.dead = true
 			t.stats.ShotsAfterDeath++
+			if r.kept > 0 {
+				t.kept[r.kept-1].AfterDeath = true
+			}
 			if r.seen[0] != 0 {
 				t.stats.HitsSeenAfterDeath++
 			}
 		}
 	}
+}
+
+// Shots returns a copy of the records of the hitscan shots fired so far
+// (none unless KeepShots is set).
+func (t *Tally) Shots() []ShotRecord {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := slices.Clone(t.kept)
+	for i := range out {
+		out[i].Seen, out[i].Marked = slices.Clone(out[i].Seen), slices.Clone(out[i].Marked)
+	}
+	return out
+}
+
+// shown returns the remote player id as v shows it, nil if it does not.
+func shown(v *client.View, id uint32) *client.Player {
+	for i := range v.Players {
+		if v.Players[i].ID == id {
+			return &v.Players[i]
+		}
+	}
+	return nil
 }
 
 // Stats returns the scores so far.

@@ -142,6 +142,11 @@ type ViewLag struct {
 	Ticks   float64
 	Claimed float64     // the lag the input claimed, when Clamp is set
 	Clamp   ClampReason // why the claim was cut to Ticks; 0: it was not
+	// Back and Span are the input's view time's (ViewTime.Span: the
+	// snapshots the client drew the world between), when the claim stood:
+	// the view time of the entity's first tick, the shot's own, is drawn
+	// between them too.
+	Back, Span uint8
 }
 
 // ClampReason says why the server granted less view lag than a client

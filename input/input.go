@@ -44,9 +44,36 @@ func (in *Input) Movement() movement.Input {
 // an entity is resolved: the present minus its view lag, clamped to the
 // rewind window and rounded to the view resolution (see lagcomp.ViewTimeAt).
 // Lag-compensated entities with equal ViewTime share one rewind.
+//
+// Span and Back name the two snapshots the client interpolated between
+// when they were not one tick apart (a snapshot rate below the tick rate,
+// or flow control's halved rate): Tick−Back and Tick−Back+Span. The world
+// at the time is then the line between those two ticks' states, at
+// (Back+Frac)/Span of the way, as the client drew it, not the path the
+// server's ticks in between took. Span 0 (or 1, with Back 0) is one tick:
+// ⌊t⌋ and ⌊t⌋+1.
 type ViewTime struct {
 	Tick int64   // whole server tick
 	Frac float64 // fraction in [0, 1) of the way to Tick+1
+	Back uint8   // Tick − the earlier snapshot's tick (Span > 1)
+	Span uint8   // ticks between the two snapshots; 0 or 1: one tick
+}
+
+// Spanned reports whether the time is between two snapshots more than a
+// tick apart (Span, Back).
+func (v ViewTime) Spanned() bool { return v.Span > 1 }
+
+// Between returns the ticks of the two states the time lies between and
+// the fraction of the way from the first to the second: ⌊t⌋, ⌊t⌋+1 and
+// Frac, or, spanned, the snapshots' ticks and (Back+Frac)/Span, computed
+// as a client computes it ((t − a)/(b − a) in float64: t − a is exact), so
+// that a server interpolating with it draws the world the client drew.
+func (v ViewTime) Between() (a, b int64, frac float64) {
+	if !v.Spanned() {
+		return v.Tick, v.Tick + 1, v.Frac
+	}
+	a = v.Tick - int64(v.Back)
+	return a, a + int64(v.Span), (float64(v.Back) + v.Frac) / float64(v.Span)
 }
 
 // ViewTimeOf splits a time in ticks into tick and fraction. The split is
@@ -61,5 +88,10 @@ func (v ViewTime) Ticks() float64 { return float64(v.Tick) + v.Frac }
 
 // Less reports whether v is earlier than w.
 func (v ViewTime) Less(w ViewTime) bool {
-	return v.Tick < w.Tick || (v.Tick == w.Tick && v.Frac < w.Frac)
+	if v.Tick != w.Tick || v.Frac != w.Frac {
+		return v.Tick < w.Tick || (v.Tick == w.Tick && v.Frac < w.Frac)
+	}
+	// The same time between other snapshots: an order, so that buckets
+	// sort the same every run.
+	return v.Span < w.Span || (v.Span == w.Span && v.Back < w.Back)
 }

@@ -80,12 +80,20 @@ func (h *History) PoseAt(tick int64, e ecs.Entity) (Pose, bool) {
 // ⌊t⌋ pose if it was not recorded at ⌊t⌋+1, or if its ⌊t⌋+1 pose is a
 // teleport: nobody ever stood between the two), crouched as it was at ⌊t⌋
 // (a client shows a remote player's flags of the earlier snapshot too);
-// entities not recorded at ⌊t⌋ are absent. A time outside the history is clamped to the oldest or
-// newest frame. This is what the TimeMachine places, and what tools that
-// show a rewind draw.
+// entities not recorded at ⌊t⌋ are absent. A spanned t (ViewTime.Span:
+// the client's snapshots were more than a tick apart) is the same between
+// the two snapshots' ticks, as the client drew it: a straight line, not the
+// path of the ticks in between (a teleport at any of them still forbids
+// the line). A time outside the history is clamped to the oldest or newest
+// frame (a spanned one whose snapshots are not both held is one tick's).
+// This is what the TimeMachine places, and what tools that show a rewind
+// draw.
 func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
 	if h.count == 0 {
 		return out, t
+	}
+	if ta, tb, _ := t.Between(); t.Spanned() && (ta < h.Oldest() || tb > h.newest) {
+		t.Back, t.Span = 0, 0
 	}
 	switch {
 	case t.Tick < h.Oldest():
@@ -93,22 +101,35 @@ func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
 	case t.Tick >= h.newest:
 		t = ecs.ViewTime{Tick: h.newest}
 	}
-	a, _ := h.Frame(t.Tick)
-	if t.Frac == 0 {
+	ta, tb, frac := t.Between()
+	a, _ := h.Frame(ta)
+	if frac == 0 {
 		return append(out, a...), t
 	}
-	b, _ := h.Frame(t.Tick + 1)
+	b, _ := h.Frame(tb)
 	j := 0
 	for _, p := range a {
 		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
 			j++
 		}
-		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport {
-			p.Pos = p.Pos.Lerp(b[j].Pos, t.Frac)
+		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport && !h.teleported(p.Entity, ta+1, tb-1) {
+			p.Pos = p.Pos.Lerp(b[j].Pos, frac)
 		}
 		out = append(out, p)
 	}
 	return out, t
+}
+
+// teleported reports whether e teleported (or was absent: dead, gone) at
+// any tick from..to: a line across them would show it where it never
+// stood.
+func (h *History) teleported(e ecs.Entity, from, to int64) bool {
+	for tick := from; tick <= to; tick++ {
+		if p, ok := h.PoseAt(tick, e); !ok || p.Teleport {
+			return true
+		}
+	}
+	return false
 }
 
 // Newest returns the newest recorded tick (the present), or −1.

@@ -20,12 +20,18 @@ const Magic = "\x89RWR\r\n\x1a\n"
 
 // Version is the format version this package writes and reads. Any change
 // to the header, to a record's payload or to the digest's canonical
-// encoding makes a new version (docs/replay.md, "Versioning"). Version 3
+// encoding makes a new version (docs/replay.md, "Versioning"). Version 4
+// adds to an input the snapshots its client drew the world between
+// (ViewTime.Back and Span); version 3, which this package still reads,
+// has none. Version 3
 // moves players with the character controller (the classes' movement, the
 // level's bounds and kill volumes in the setup; a spawn's class, yaw and
 // crouched height); version 2 carried the level (its canonical encoding)
 // in the header; version 1's map was boxes.
-const Version uint16 = 3
+const Version uint16 = 4
+
+// oldestVersion is the oldest format version this package reads.
+const oldestVersion uint16 = 3
 
 // Limits that keep a damaged length from making a reader allocate without
 // bound: no record the Recorder writes comes near them.
@@ -238,7 +244,11 @@ func appendInput(b []byte, e EntityID, in, prev *ecs.Input) []byte {
 	b = append(b, in.Buttons)
 	b = binary.AppendUvarint(b, uint64(in.Weapon))
 	b = binary.AppendVarint(b, int64(in.Shot)-int64(prev.Shot))
-	return binary.AppendVarint(b, in.ViewTime.Tick-in.Tick)
+	b = binary.AppendVarint(b, in.ViewTime.Tick-in.Tick)
+	if !in.ViewTime.Spanned() {
+		return append(b, 0)
+	}
+	return append(b, in.ViewTime.Span, in.ViewTime.Back)
 }
 
 // appendXOR stores a non-zero 64-bit XOR: a byte saying how many of its
@@ -271,8 +281,9 @@ func appendIncomplete(b []byte, first, dropped int64) []byte {
 // decoder reads a payload; the first failure sticks, so a record is decoded
 // straight through and checked once.
 type decoder struct {
-	b   []byte
-	err error
+	b       []byte
+	err     error
+	version uint16 // the recording's format version
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -410,6 +421,14 @@ func (d *decoder) input(rec *Record, prevs map[EntityID]ecs.Input) {
 	}
 	in.Shot = uint32(shot)
 	in.ViewTime.Tick = in.Tick + d.varint("view_tick")
+	in.ViewTime.Back, in.ViewTime.Span = 0, 0
+	if d.version >= 4 {
+		if span := d.u8("view_span"); span > 1 {
+			in.ViewTime.Span, in.ViewTime.Back = span, d.u8("view_back")
+		} else if span == 1 {
+			d.fail("view_span: 1 (one tick is 0)")
+		}
+	}
 	if d.err == nil {
 		prevs[rec.Entity] = *in
 	}

@@ -82,8 +82,8 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return bad("version", "version 2 was recorded before the character controller: its players moved flat, "+
 			"which this build no longer simulates; replay it with a build of before the controller (this reader reads version %d)", Version)
 	}
-	if rd.version != Version {
-		return bad("version", "version %d is not supported (this reader reads version %d)", rd.version, Version)
+	if rd.version < oldestVersion || rd.version > Version {
+		return bad("version", "version %d is not supported (this reader reads versions %d to %d)", rd.version, oldestVersion, Version)
 	}
 	if _, err := io.ReadFull(rd.br, fixed[len(Magic)+2:]); err != nil {
 		return bad("setup_length", "%v", noEOF(err))
@@ -229,7 +229,7 @@ func (rd *Reader) Resume(r io.Reader) error {
 // decode decodes the payload of a record of type t into rd.rec; false for
 // an ancillary record it skips, or an error.
 func (rd *Reader) decode(t RecordType) bool {
-	d := decoder{b: rd.buf}
+	d := decoder{b: rd.buf, version: rd.version}
 	rec := &rd.rec
 	switch t {
 	case RecordSpawnPlayer:

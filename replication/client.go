@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/protocol"
 )
 
@@ -202,6 +203,49 @@ func (c *Client) putConfirms(hdr *protocol.SnapshotHeader) {
 			kept[i].sentIn = hdr.Tick
 		}
 	}
+}
+
+// SnapshotsAround returns, for a view time a client reported, the two
+// snapshots the client drew the world between, as ViewTime.Back and Span:
+// the newest snapshot sent at or before it, A, and the next one sent, B
+// (0, 0 when they are one tick apart, when the time is A's own, or when A
+// is older than the snapshots the Client still remembers). A client draws
+// the line from A to B when it holds both and they are no further apart
+// than its interval; when it lost one in between, it shows A at A's time
+// (docs/protocol.md, "View time"), and the time is A's own.
+func (c *Client) SnapshotsAround(t input.ViewTime) (back, span uint8) {
+	newest := int64(-1)
+	for i := range c.ring {
+		if tk := c.ring[i].Tick; tk != protocol.NoTick {
+			newest = max(newest, int64(tk))
+		}
+	}
+	// Every snapshot sent from here on is still in the ring (a slot is
+	// taken again only Baselines intervals later); older slots may hold
+	// ticks from before a halving.
+	held := newest - (protocol.Baselines-1)*c.r.cfg.Interval
+	a, b := int64(-1), int64(-1)
+	for i := range c.ring {
+		tk := c.ring[i].Tick
+		if tk == protocol.NoTick {
+			continue
+		}
+		if x := int64(tk); x <= t.Tick {
+			a = max(a, x)
+		}
+	}
+	if a < held || a < 0 || (a == t.Tick && t.Frac == 0) {
+		return 0, 0
+	}
+	for i := range c.ring {
+		if tk := c.ring[i].Tick; tk != protocol.NoTick && int64(tk) > a && (b < 0 || int64(tk) < b) {
+			b = int64(tk)
+		}
+	}
+	if b < 0 || b-a <= 1 || b-a > math.MaxUint8 || t.Tick-a > math.MaxUint8 {
+		return 0, 0
+	}
+	return uint8(t.Tick - a), uint8(b - a)
 }
 
 // Due reports whether the client gets the snapshot of tick (a multiple of

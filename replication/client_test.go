@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rewind-gg/rewind/channel"
+	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/protocol"
 )
 
@@ -473,5 +474,52 @@ func TestStallBoundsByThePacketsOwnAge(t *testing.T) {
 	// A packet that acknowledges no snapshot says nothing of its age.
 	if a := c.OnInput(packet(106, 1, protocol.NoTick, t0.Add(900*time.Millisecond), slow, true, false), 106, t0); !near(a.Earliest, 106-4-2-4) {
 		t.Errorf("no acknowledgement: earliest %v, want %v (the smoothed 4 ticks)", a.Earliest, 106-4-2-4)
+	}
+}
+
+// SnapshotsAround names the snapshots a client drew a view time between:
+// the newest sent at or before it and the next sent, when they are more
+// than a tick apart (testConfig's interval is 2 ticks).
+func TestSnapshotsAround(t *testing.T) {
+	ch := &fakeChannel{}
+	c := newTestClient(t, ch)
+	for tick := uint32(100); tick <= 110; tick += 2 {
+		snapshot(t, c, ch, tick, t0)
+	}
+	for _, tc := range []struct {
+		t          float64
+		back, span uint8
+	}{
+		{103.5, 1, 2},  // between 102 and 104, 1.5 ticks after 102
+		{104.25, 0, 2}, // between 104 and 106
+		{104, 0, 0},    // 104's own time: no line drawn
+		{110, 0, 0},    // the newest: nothing after it yet
+		{110.5, 0, 0},  // after the newest (a client holds it)
+		{99.5, 0, 0},   // before the first snapshot sent
+	} {
+		back, span := c.SnapshotsAround(input.ViewTimeOf(tc.t))
+		if back != tc.back || span != tc.span {
+			t.Errorf("%v: back %d span %d, want %d and %d", tc.t, back, span, tc.back, tc.span)
+		}
+	}
+	// A snapshot lost on the way out (no buffer) is no endpoint: the
+	// client that lost 112 drew nothing between 110 and 114 (it showed
+	// 110), but the server names the pair the sent ones make.
+	ch.none = DropNoBuffer
+	snapshot(t, c, ch, 112, t0)
+	ch.none = DropNone
+	snapshot(t, c, ch, 114, t0)
+	if back, span := c.SnapshotsAround(input.ViewTimeOf(111)); back != 1 || span != 4 {
+		t.Errorf("across a snapshot not sent: back %d span %d, want 1 and 4", back, span)
+	}
+	// Snapshots older than the ring remembers name nothing.
+	for tick := uint32(116); tick <= 220; tick += 2 {
+		snapshot(t, c, ch, tick, t0)
+	}
+	if back, span := c.SnapshotsAround(input.ViewTimeOf(103.5)); back != 0 || span != 0 {
+		t.Errorf("long ago: back %d span %d, want 0 and 0", back, span)
+	}
+	if back, span := c.SnapshotsAround(input.ViewTimeOf(219)); back != 1 || span != 2 {
+		t.Errorf("recent: back %d span %d, want 1 and 2", back, span)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rewind-gg/rewind/channel"
 	"github.com/rewind-gg/rewind/coverage"
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/input"
 	"github.com/rewind-gg/rewind/level"
 	"github.com/rewind-gg/rewind/protocol"
 	"github.com/rewind-gg/rewind/replay"
@@ -574,6 +575,10 @@ func (r *room) applyInputs(mem *member, pkt *replication.Packet) {
 		q := &p.Inputs[i]
 		in := q.Value(int64(p.Tick(i)))
 		in.Earliest = earliest
+		if in.Buttons&input.ButtonFire != 0 {
+			// The snapshots its client drew the shot's world between.
+			in.ViewTime.Back, in.ViewTime.Span = mem.repl.SnapshotsAround(in.ViewTime)
+		}
 		v := r.sim.QueueInput(mem.entity, in)
 		r.rec.Input(mem.entity, in, v)
 		r.srv.m.inputs.Inc(v)

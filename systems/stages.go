@@ -39,7 +39,7 @@ func (s *Simulation) applyInputs() {
 		}
 		queue.Rooted++
 		*in = ecs.Input{Tick: now, Yaw: tf.Yaw, Pitch: tf.Pitch}
-		lag.Claimed, lag.Clamp = 0, 0
+		lag.Claimed, lag.Clamp, lag.Back, lag.Span = 0, 0, 0, 0
 	}
 }
 
@@ -63,6 +63,8 @@ func GrantViewLag(now int64, in *ecs.Input, maxUnlag float64) ecs.ViewLag {
 	}
 	if v.Clamp != 0 {
 		v.Claimed = claimed
+	} else {
+		v.Back, v.Span = in.ViewTime.Back, in.ViewTime.Span
 	}
 	return v
 }
@@ -317,6 +319,12 @@ func (s *Simulation) lagCompensation() {
 			*vt = ecs.ViewTime{Tick: now}
 		} else {
 			*vt = s.cfg.LagComp.ViewTimeAt(now, oldest, lag.Ticks)
+			if lag.Span > 1 && lc.From == now && vt.Ticks() == float64(now)-lag.Ticks {
+				// Its own tick, at the time its shooter saw (neither the
+				// window nor the view resolution moved it): between the
+				// snapshots the shooter drew it between.
+				vt.Back, vt.Span = lag.Back, lag.Span
+			}
 		}
 		s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
 		if lc.CatchUp && lc.From == now { // its first tick: one step per tick of view time, up to the present

@@ -79,6 +79,9 @@ func (s *FireSystem) Run() {
 			ID: cmd.Shot, Seq: seq, Shooter: cmd.Shooter, Team: team.ID, Lag: granted,
 			Origin: cmd.Origin, Dir: cmd.Dir.Normalize(), Feet: tf.Pos,
 		}
+		if reason == 0 { // the claim stands: so do the snapshots it was seen between
+			s.shot.Back, s.shot.Span = lag.Back, lag.Span
+		}
 		s.kinds[s.shot.Kind].Spawn(&s.shot)
 	}
 	s.cmds.Fire = s.cmds.Fire[:0]

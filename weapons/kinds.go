@@ -262,17 +262,20 @@ type Shot struct {
 	Seq     uint32 // the shot's index in its shooter's spread sequence
 	Shooter ecs.Entity
 	Team    uint8
-	Lag     float64   // the view lag the shot is granted, in ticks
-	Origin  geom.Vec3 // finite
-	Dir     geom.Vec3 // unit length
-	Feet    geom.Vec3 // the shooter's position (where a placeable is measured from)
+	Lag     float64 // the view lag the shot is granted, in ticks
+	// Back and Span name the snapshots its shooter drew the world between
+	// (ecs.ViewLag), when the view lag claimed was granted.
+	Back, Span uint8
+	Origin     geom.Vec3 // finite
+	Dir        geom.Vec3 // unit length
+	Feet       geom.Vec3 // the shooter's position (where a placeable is measured from)
 }
 
 // Common returns the components every lag-compensated entity of the shot
 // carries, for a kind's Spawn to create the entity with.
 func (s *Shot) Common(now int64) (ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot) {
 	return ecs.LagCompensated{Kind: s.Kind, From: now, CatchUp: s.Def.Mode == ModeCatchUp && s.Def.Kind == KindProjectile},
-		ecs.Owner{Entity: s.Shooter}, ecs.Team{ID: s.Team}, ecs.ViewLag{Ticks: s.Lag}, ecs.ViewTime{Tick: now},
+		ecs.Owner{Entity: s.Shooter}, ecs.Team{ID: s.Team}, ecs.ViewLag{Ticks: s.Lag, Back: s.Back, Span: s.Span}, ecs.ViewTime{Tick: now},
 		ecs.Shot{ID: s.ID, Weapon: s.Weapon, Fired: now, Seq: s.Seq}
 }
 

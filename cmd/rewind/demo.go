@@ -14,9 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rewind-gg/rewind/bots"
 	"github.com/rewind-gg/rewind/examples/levels"
 	"github.com/rewind-gg/rewind/netshim"
 	"github.com/rewind-gg/rewind/server"
+	"github.com/rewind-gg/rewind/shotjoin"
 	"github.com/rewind-gg/rewind/ticks"
 	"github.com/rewind-gg/rewind/token"
 	"github.com/rewind-gg/rewind/tune"
@@ -31,6 +33,7 @@ type demoConfig struct {
 	admin    string
 	logLevel string
 	record   string // a directory to record the match into
+	shots    string // a CSV file to write every hitscan shot into, joined with the server's judgement
 	fleet    fleetConfig
 }
 
@@ -224,6 +227,7 @@ func (dc *demoConfig) flags(f *pflag.FlagSet) {
 	f.Var(&dc.window, "window", "lag-compensation window, a duration such as 1s; a bare number counts ticks (0: lag compensation off)")
 	f.StringVar(&dc.admin, "admin", "", "admin HTTP address for /metrics, /rooms and the live view /view/ (empty: none)")
 	f.StringVar(&dc.record, "record", "", "record the match into this directory (then: rewind tune DIR/*.rwr, rewind view FILE)")
+	f.StringVar(&dc.shots, "shots", "", "write every hitscan shot into this CSV file: what its bot saw, what the server decided, and the cause of each hit lost or false positive (docs/tuning.md)")
 	f.StringVar(&dc.logLevel, "log-level", "warn", "server log level")
 	dc.fleet.flags(f, []string{"assault", "breacher", "raptor"}, "seed of the bots' choices and the shims' losses", levels.Courtyard)
 }
@@ -328,6 +332,7 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		}
 		shims = append(shims, sh)
 		f.addBot(sh.Addr().String(), rtt)
+		f.bots[i].tally.KeepShots = dc.shots != ""
 	}
 	fmt.Fprintf(stdout, "rewind demo: %d bots, %s, %s, %v\n", dc.bots, dc.describe(), cfg.DescribeWindow(), dc.duration)
 	dc.fleet.room = "demo"
@@ -407,10 +412,41 @@ func runDemo(ctx context.Context, dc demoConfig, stdout, stderr io.Writer) error
 		} else {
 			fmt.Fprintf(stdout, "match counts (as rewind tune and view count them, docs/tuning.md): %s\n", counts)
 		}
+		if dc.shots != "" {
+			if err := writeShots(ctx, dc.shots, final.Recording, f, stdout); err != nil {
+				return &exitError{code: 1, msg: "demo: --shots: " + err.Error()}
+			}
+		}
 		if dc.record != "" {
 			fmt.Fprintf(stdout, "recorded: %s\n  rewind replay %s\n  rewind tune %s\n  rewind view %s\n",
 				final.Recording, final.Recording, final.Recording, final.Recording)
 		}
 	}
+	return nil
+}
+
+// writeShots joins the fleet's shots with the recording's judgement of
+// them, writes them to path (CSV) and prints their summary.
+func writeShots(ctx context.Context, path, recording string, f *fleet, stdout io.Writer) error {
+	var shots []bots.ShotRecord
+	for _, b := range f.bots {
+		shots = append(shots, b.tally.Shots()...)
+	}
+	rows, err := shotjoin.Join(ctx, recording, shots, shotjoin.Config{})
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := shotjoin.WriteCSV(out, rows); err != nil {
+		out.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "shots joined with the server's judgement (%s): %s\n", path, shotjoin.Summarize(rows))
 	return nil
 }
