@@ -83,9 +83,16 @@ func TestFleetFloors(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			until(t, "120 replies", func() bool { return f.Stats().Recv >= 120 })
-			st := f.Stats()
-			if st.Clients != 6 || st.Dropped != 0 || st.SentBytes != 40*st.Sent || st.RecvBytes != 100*st.Recv || st.Sent < st.Recv {
+			// A packet counts as sent once its write returns, and its
+			// reply may be counted before that (and the counters are read
+			// one by one): replies never outnumber the packets sent once
+			// the counters agree.
+			var st Stats
+			until(t, "120 replies, each to a 40-byte packet sent, of 100 bytes each", func() bool {
+				st = f.Stats()
+				return st.Recv >= 120 && st.Sent >= st.Recv && st.SentBytes == 40*st.Sent && st.RecvBytes == 100*st.Recv
+			})
+			if st.Clients != 6 || st.Dropped != 0 {
 				t.Errorf("stats %+v: want 6 clients, no drops, 40-byte packets answered by 100-byte ones", st)
 			}
 		})
