@@ -76,3 +76,55 @@ func TestTallyWireKeepsCallbacks(t *testing.T) {
 		t.Errorf("the tally saw %+v", got)
 	}
 }
+
+// An enemy shield shown in the way stops a shot on the screen as on the
+// server; the player's own, and its team's, let it through.
+func TestTallyShieldsShown(t *testing.T) {
+	eye := geom.V(0, 1.6, 0)
+	wall := func(owner uint32, team uint8) client.Object { // across the line to enemy 2, 5 m out
+		return client.Object{ID: 9, Kind: protocol.KindShield, Team: team, Owner: owner, Pos: geom.V(-1, 0, 5), Vel: geom.V(2, 2, 0.2)}
+	}
+	for _, tt := range []struct {
+		name   string
+		shield client.Object
+		seen   uint64
+	}{
+		{"an enemy's shield", wall(3, 2), 0},
+		{"a shield for everybody", wall(3, 0), 0},
+		{"its team's shield", wall(4, 1), 1},
+		{"its own shield", wall(1, 0), 1},
+	} {
+		v := tallyView(t)
+		v.Objects = []client.Object{tt.shield}
+		var tl Tally
+		tl.Shot(client.Shot{ID: 1, Tick: 100, Weapon: 0, Eye: eye, View: v})
+		if got := tl.Stats().HitsSeen; got != tt.seen {
+			t.Errorf("%s: %d hits seen, want %d", tt.name, got, tt.seen)
+		}
+	}
+}
+
+// KeepShots keeps each hitscan shot with what the screen showed it hit
+// and the markers the server sent for it.
+func TestTallyKeepsShots(t *testing.T) {
+	v := tallyView(t)
+	v.RenderTime = 96.5
+	tl := Tally{KeepShots: true}
+	tl.Shot(client.Shot{ID: 1, Tick: 100, Seq: 4, Weapon: 0, Eye: geom.V(0, 1.6, 0), View: v})
+	tl.Shot(client.Shot{ID: 2, Tick: 101, Weapon: 1, Eye: geom.V(0, 1.6, 0), View: v}) // a rocket: not kept
+	tl.Shot(client.Shot{ID: 3, Tick: 102, Weapon: 0, Eye: geom.V(0, 1.6, 0), Yaw: 3.14159, View: v})
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 1, Target: 2}})
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 3, Target: 3}})
+	shots := tl.Shots()
+	if len(shots) != 2 {
+		t.Fatalf("%d shots kept, want 2: %+v", len(shots), shots)
+	}
+	a, b := shots[0], shots[1]
+	if a.Player != 1 || a.Shot != 1 || a.Seq != 4 || a.Tick != 100 || a.View != 96.5 || len(a.Seen) != 1 || a.Seen[0].ID != 2 ||
+		a.Seen[0].Pos != geom.V(0, 0, 10) || !a.Confirmed() || len(a.FalsePositives()) != 0 {
+		t.Errorf("shot 1: %+v", a)
+	}
+	if b.Shot != 3 || len(b.Seen) != 0 || b.Confirmed() || len(b.FalsePositives()) != 1 || b.FalsePositives()[0] != 3 {
+		t.Errorf("shot 3: %+v", b)
+	}
+}

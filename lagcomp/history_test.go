@@ -187,3 +187,53 @@ func TestCrouchedPoses(t *testing.T) {
 		}
 	}
 }
+
+// A spanned time is drawn between its two snapshots' ticks, on the straight
+// line a client draws, not the path of the ticks in between; a teleport or
+// an absence at any of them forbids the line; snapshots not both held make
+// it one tick's time.
+func TestPosesAtSpanned(t *testing.T) {
+	e := entities(3)
+	h := NewHistory(10)
+	// e0 turns at tick 11: x 0, 1, then z 1 at tick 12. e1 dies at tick 11
+	// and is back at tick 12. e2 teleports at tick 12.
+	mustRecord(t, h, 10, pose(e[0], 1, 0, 0), pose(e[1], 1, 5, 0), pose(e[2], 1, 8, 0))
+	mustRecord(t, h, 11, pose(e[0], 1, 1, 0), pose(e[2], 1, 9, 0))
+	tele := pose(e[2], 1, 20, 0)
+	tele.Teleport = true
+	mustRecord(t, h, 12, pose(e[0], 1, 1, 1), pose(e[1], 1, 6, 0), tele)
+	mustRecord(t, h, 13, pose(e[0], 1, 1, 2), pose(e[1], 1, 7, 0), pose(e[2], 1, 21, 0))
+
+	// 10.75 between snapshots 10 and 12: 3/8 of the way.
+	at := ecs.ViewTime{Tick: 10, Frac: 0.75, Back: 0, Span: 2}
+	if a, b, f := at.Between(); a != 10 || b != 12 || f != 0.375 {
+		t.Fatalf("Between: %d %d %v, want 10 12 0.375", a, b, f)
+	}
+	poses, got := h.PosesAt(at, nil)
+	if got != at {
+		t.Errorf("time used %+v, want %+v", got, at)
+	}
+	want := map[ecs.Entity]geom.Vec3{
+		e[0]: geom.V(0.375, 0, 0.375), // the line from (0,0) to (1,1), not the path through (1,0)
+		e[1]: geom.V(5, 0, 0),         // absent at 11: not moving
+		e[2]: geom.V(8, 0, 0),         // teleported at 12: not moving
+	}
+	for _, p := range poses {
+		if p.Pos != want[p.Entity] {
+			t.Errorf("%v at %+v: %v, want %v", p.Entity, at, p.Pos, want[p.Entity])
+		}
+	}
+	// 11.5, 1.5 ticks after snapshot 10 of a pair 3 apart (10 and 13): half
+	// of the way, computed as a client computes it ((t − a) / (b − a)).
+	at = ecs.ViewTime{Tick: 11, Frac: 0.5, Back: 1, Span: 3}
+	poses, _ = h.PosesAt(at, poses[:0])
+	if p := poses[0]; p.Entity != e[0] || p.Pos != geom.V(0, 0, 0).Lerp(geom.V(1, 0, 2), (11.5-10)/3) {
+		t.Errorf("e0 at %+v: %v", at, p.Pos)
+	}
+	// A pair whose later snapshot is not held yet: one tick's time.
+	at = ecs.ViewTime{Tick: 12, Frac: 0.5, Back: 0, Span: 2}
+	poses, got = h.PosesAt(at, poses[:0])
+	if want := (ecs.ViewTime{Tick: 12, Frac: 0.5}); got != want || poses[0].Pos != geom.V(1, 0, 1.5) {
+		t.Errorf("at %+v: used %+v, e0 at %v; want %+v and (1, 0, 1.5)", at, got, poses[0].Pos, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"fmt"
 	"strings"
 	"testing"
@@ -113,5 +114,45 @@ func TestReplayEntityMismatch(t *testing.T) {
 	var de *DivergenceError
 	if !errors.As(err, &de) || !strings.Contains(err.Error(), "got entity") {
 		t.Fatalf("%v; want a divergence naming the entity", err)
+	}
+}
+
+// An input's snapshots (ViewTime.Back, Span) survive a recording of this
+// version; a version-3 input record, which has none, reads as one tick's.
+func TestInputViewSpan(t *testing.T) {
+	tab := newCRCTable()
+	e := EntityID{ID: 3, Generation: 1}
+	one := ecs.Input{Tick: 50, Buttons: ecs.ButtonFire, Shot: 2, ViewTime: ecs.ViewTime{Tick: 46, Frac: 0.25}}
+	spanned := ecs.Input{Tick: 51, Buttons: ecs.ButtonFire, Shot: 3, ViewTime: ecs.ViewTime{Tick: 47, Frac: 0.5, Back: 1, Span: 2}}
+	data := header(Version, `{"tick_rate":20}`)
+	data = appendRecord(data, RecordInput, appendInput(nil, e, &one, &ecs.Input{}), tab)
+	data = appendRecord(data, RecordInput, appendInput(nil, e, &spanned, &one), tab)
+	rd := open(t, data)
+	for _, want := range []ecs.Input{one, spanned} {
+		rec, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Input != want {
+			t.Errorf("read %+v, want %+v", rec.Input, want)
+		}
+	}
+	// Version 3: the same payloads without the span's byte (a header of
+	// version 3 with its checksum).
+	v3 := header(3, `{"tick_rate":20}`)
+	binary.LittleEndian.PutUint32(v3[len(v3)-4:], crc32.Checksum(v3[len(Magic):len(v3)-4], tab))
+	p := appendInput(nil, e, &one, &ecs.Input{})
+	v3 = appendRecord(v3, RecordInput, p[:len(p)-1], tab)
+	rec, err := open(t, v3).Next()
+	if err != nil || rec.Input != one {
+		t.Errorf("version 3: %+v, %v; want %+v", rec.Input, err, one)
+	}
+	// A span of one tick is written as none: a 1 is damage.
+	bad := header(Version, `{"tick_rate":20}`)
+	p = appendInput(nil, e, &one, &ecs.Input{})
+	p[len(p)-1] = 1
+	bad = appendRecord(bad, RecordInput, p, tab)
+	if _, err := open(t, bad).Next(); err == nil || !strings.Contains(err.Error(), "view_span") {
+		t.Errorf("a span of 1: %v, want an error naming view_span", err)
 	}
 }

@@ -435,3 +435,56 @@ func TestTeleportBeyondPhysicsIsMarked(t *testing.T) {
 		}
 	}
 }
+
+// A client whose snapshots come every other tick draws a zigzagging target
+// on the straight line between them: a shot at it there, with the input's
+// view time naming those snapshots (Back, Span), hits; resolved on the
+// server's own path between ticks it would miss. A claim the server cuts
+// keeps no snapshots: the world at the granted time is the server's.
+func TestSpannedViewTimeIsTheClientsLine(t *testing.T) {
+	zig := func(tick int64) geom.Vec3 { // 1 m a tick along X; 2 m aside on odd ticks
+		return geom.V(-20+float64(tick), 0, 10+2*float64(tick%2))
+	}
+	for _, tt := range []struct {
+		name       string
+		back, span uint8
+		earliest   float64 // ticks before now the server measured (0: no bound)
+		want       ecs.ShotResult
+		wantSpan   uint8
+	}{
+		{"between its snapshots", 1, 2, 0, ecs.ResultHit, 2},
+		{"the server's path instead", 0, 0, 0, ecs.ResultMiss, 0},
+		{"a claim cut to the measured bound", 1, 2, 2, ecs.ResultMiss, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newStrafeRange(t, func() Config { c := DefaultConfig(); c.Weapons = []weapons.Definition{rifle}; return c }())
+			place := func() {
+				_, _, tf, _, _, _, _, _, _, _ := r.s.players.Get(r.target)
+				tf.Pos = zig(r.s.Now())
+			}
+			for range 40 {
+				place()
+				r.s.QueueInput(r.shooter, ecs.Input{Tick: r.s.Now(), ViewTime: ecs.ViewTimeOf(float64(r.s.Now()) - 4)})
+				r.s.Step()
+			}
+			now := r.s.Now()
+			at := now - 5 // odd: between the snapshots of now−6 and now−4
+			if at%2 == 0 {
+				t.Fatalf("tick %d is even", at)
+			}
+			seen := zig(at - 1).Lerp(zig(at+1), 0.5)
+			in := ecs.Input{Tick: now, Yaw: math.Atan2(seen.X, seen.Z), Buttons: ecs.ButtonFire,
+				ViewTime: ecs.ViewTime{Tick: at, Back: tt.back, Span: tt.span}}
+			if tt.earliest > 0 {
+				in.Earliest = float64(now) - tt.earliest
+			}
+			place()
+			r.s.QueueInput(r.shooter, in)
+			r.s.Step()
+			ev := r.s.Events.Shots[0]
+			if ev.Result != tt.want || ev.ViewTime.Span != tt.wantSpan {
+				t.Errorf("%v at %+v, want %v with span %d", ev.Result, ev.ViewTime, tt.want, tt.wantSpan)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -447,5 +448,60 @@ func TestThinUplinkDoesNotSpiral(t *testing.T) {
 	// settling rule used to jump it ahead again after every jump back.
 	if s1.ClockJumps > 2 {
 		t.Errorf("%d clock jumps: the start oscillated", s1.ClockJumps)
+	}
+}
+
+// With snapshots every other tick (snapshot_rate half the tick rate) a
+// client draws remote players on the straight line between two snapshots,
+// which is not the path the server's ticks took. A shooter that aims at the
+// edge of a target that turns every few ticks, as drawn, has every hit it
+// sees confirmed and no hit it did not see: the server rewinds to the line
+// between the snapshots the shooter drew it between.
+func TestHitsSeenAreConfirmedBetweenSparseSnapshots(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c *server.Config) {
+		c.SnapshotRate = c.TickRate / 2
+		c.Match.Health = 1e9 // nobody dies: every shot is comparable
+	})
+	far := shim(t, srv, 100*time.Millisecond, 0, 0, 11)
+	target := dial(t, srv, client.Config{Addr: srv.Addr().String(), Room: "sparse", Name: "target", Team: 1, Input: strafer(25)})
+	var hold atomic.Bool
+	var tally bots.Tally
+	// Aim at the target's chest as drawn, 0.39 m to its side across the
+	// line of sight (the capsule's radius is 0.4), with the loadout's first
+	// weapon, a rifle, and fire whenever it may.
+	edge := scripted(func(v *client.View) client.Intent {
+		for i := range v.Players {
+			if p := &v.Players[i]; p.Alive && p.Team != v.Welcome.Team {
+				aim := v.Capsule(p)
+				to := aim.A.Lerp(aim.B, 0.5).Sub(v.Eye())
+				d := to.Add(geom.V(to.Z, 0, -to.X).Normalize().Scale(0.39))
+				return client.Intent{Yaw: math.Atan2(d.X, d.Z), Pitch: math.Atan2(d.Y, math.Hypot(d.X, d.Z)),
+					Fire: !hold.Load(), Weapon: v.Welcome.Loadout[0]}
+			}
+		}
+		return client.Intent{}
+	})
+	cfg := client.Config{Addr: far, Room: "sparse", Name: "shooter", Team: 2, Input: edge}
+	tally.Wire(&cfg)
+	shooter := dial(t, srv, cfg)
+	stop := start(target, shooter)
+	waitTicks(t, srv, "sparse", 320)
+	hold.Store(true) // then give the last hit events a round trip to arrive
+	waitTicks(t, srv, "sparse", 10)
+	clamped := playerStats(t, srv, "sparse", shooter.ID()).Clamped
+	stop()
+	ts := tally.Stats()
+	t.Logf("%d shots, %d hits seen, %d confirmed, %d hit events, %d false positives, %d clamped",
+		shooter.Stats().ShotsFired, ts.HitsSeen, ts.SeenConfirmed, ts.HitEvents, ts.FalsePositives, clamped)
+	if ts.HitsSeen < 12 {
+		t.Fatalf("only %d hits seen: the test needs the shooter to see hits", ts.HitsSeen)
+	}
+	if clamped != 0 {
+		t.Errorf("%d of the honest shooter's shots were clamped", clamped)
+	}
+	if ts.SeenConfirmed != ts.HitsSeen || ts.FalsePositives != 0 {
+		t.Errorf("%d of %d hits seen confirmed, %d false positives of %d hit events; want all and none",
+			ts.SeenConfirmed, ts.HitsSeen, ts.FalsePositives, ts.HitEvents)
 	}
 }

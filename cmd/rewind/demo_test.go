@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,7 +22,8 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	}
 	// Eight bots for 8 s: about a dozen hits (4 bots for 6 s made one to
 	// five, and sometimes none).
-	code, stdout, stderr := runCmd(t, "demo", "--duration", "8s", "--bots", "8", "--log-level", "error")
+	shots := filepath.Join(t.TempDir(), "shots.csv")
+	code, stdout, stderr := runCmd(t, "demo", "--duration", "8s", "--bots", "8", "--log-level", "error", "--shots", shots)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -61,6 +63,19 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	hits := regexp.MustCompile(`(?m)^match counts \(as rewind tune and view count them, docs/tuning.md\): .*, (\d+) server hits `).FindStringSubmatch(stdout)
 	if hits == nil || hits[1] == "0" {
 		t.Errorf("no server hits in the match counts, want some:\n%s", stdout)
+	}
+	// --shots: a row per hitscan shot, joined with the server's judgement,
+	// that counts what the report counts.
+	if !regexp.MustCompile(`(?m)^shots joined with the server's judgement \(.*\): \d+ hitscan shots:`).MatchString(stdout) {
+		t.Errorf("no shots summary:\n%s", stdout)
+	}
+	conf := regexp.MustCompile(`(?m)^hits seen by live shooters confirmed: (\d+) of (\d+)`).FindStringSubmatch(stdout)
+	outcomes := map[string]int{}
+	for _, r := range readCSV(t, shots) {
+		outcomes[r["outcome"]]++
+	}
+	if conf != nil && (strconv.Itoa(outcomes["confirmed"]) != conf[1] || strconv.Itoa(outcomes["confirmed"]+outcomes["missed"]) != conf[2]) {
+		t.Errorf("shots.csv: %v; the report: %s of %s hits seen by live shooters confirmed", outcomes, conf[1], conf[2])
 	}
 	// The host's load, which any figure above depends on.
 	if !regexp.MustCompile(`(?m)^host load average \(1, 5, 15 min\): [\d.]+ [\d.]+ [\d.]+ on \d+ cores$`).MatchString(stdout) {
