@@ -472,7 +472,7 @@ func TestSpannedViewTimeIsTheClientsLine(t *testing.T) {
 			if at%2 == 0 {
 				t.Fatalf("tick %d is even", at)
 			}
-			seen := zig(at - 1).Lerp(zig(at+1), 0.5)
+			seen := zig(at-1).Lerp(zig(at+1), 0.5)
 			in := ecs.Input{Tick: now, Yaw: math.Atan2(seen.X, seen.Z), Buttons: ecs.ButtonFire,
 				ViewTime: ecs.ViewTime{Tick: at, Back: tt.back, Span: tt.span}}
 			if tt.earliest > 0 {
