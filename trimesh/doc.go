@@ -64,10 +64,12 @@
 // projectile's step of a metre or two through open air. Besides the tree,
 // New builds a coarse grid over the mesh's extent on X and Z holding, per
 // cell and per mask bit, the range of heights of the triangles whose boxes
-// reach into it; a query whose swept box covers at most 16 cells and meets
-// none of those ranges is answered (nothing) without the tree. The grid only
-// ever rules out what the tree would not report (a triangle's range covers
-// the padded box the traversal tests), so answers are the same.
+// reach into it, and the same for a quarter metre's sub-cells; a query
+// whose swept box covers at most 16 cells and meets none of those ranges
+// (in a cell whose range it meets, none of the sub-cells') is answered
+// (nothing) without the tree. The grid only ever rules out what the tree
+// would not report (a triangle's range covers the padded box the traversal
+// tests), so answers are the same.
 //
 // # A character's neighbourhood
 //
