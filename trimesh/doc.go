@@ -79,7 +79,7 @@
 // caches the triangles around where its queries have been: it gathers those
 // whose boxes meet a query's swept box grown by a margin, answers every
 // query that stays inside that box from the list, and gathers again when
-// one leaves it. It also answers a capsule sweep that only repeats its last
+// one leaves it (further ahead on the side it left across). It also answers a capsule sweep that only repeats its last
 // one longer or shorter (a snap down, then the next tick's ground probe from
 // the same feet) from that one's answer, except where a length or the
 // contact lies within rounding's reach of the other. Its answers are the
