@@ -23,9 +23,8 @@ const NearRoom = 128
 // the only ones the tree could report, and the answer does not depend on
 // the order of the tests (see the package comment). A query beyond the box
 // gathers again around it, grown by the margin (twice that on the sides it
-// left across); one whose neighbourhood
-// holds more than NearRoom triangles, or of another mask, goes to the
-// tree.
+// left across); one whose neighbourhood holds more than NearRoom
+// triangles, or of another mask, goes to the tree.
 //
 // A Near holds its list in itself: its queries allocate nothing. It is
 // not safe for concurrent use.
