@@ -64,10 +64,12 @@
 // projectile's step of a metre or two through open air. Besides the tree,
 // New builds a coarse grid over the mesh's extent on X and Z holding, per
 // cell and per mask bit, the range of heights of the triangles whose boxes
-// reach into it; a query whose swept box covers at most 16 cells and meets
-// none of those ranges is answered (nothing) without the tree. The grid only
-// ever rules out what the tree would not report (a triangle's range covers
-// the padded box the traversal tests), so answers are the same.
+// reach into it, and the same for a quarter metre's sub-cells; a query
+// whose swept box covers at most 16 cells and meets none of those ranges
+// (in a cell whose range it meets, none of the sub-cells') is answered
+// (nothing) without the tree. The grid only ever rules out what the tree
+// would not report (a triangle's range covers the padded box the traversal
+// tests), so answers are the same.
 //
 // # A character's neighbourhood
 //
@@ -77,7 +79,7 @@
 // caches the triangles around where its queries have been: it gathers those
 // whose boxes meet a query's swept box grown by a margin, answers every
 // query that stays inside that box from the list, and gathers again when
-// one leaves it. It also answers a capsule sweep that only repeats its last
+// one leaves it (further ahead on the side it left across). It also answers a capsule sweep that only repeats its last
 // one longer or shorter (a snap down, then the next tick's ground probe from
 // the same feet) from that one's answer, except where a length or the
 // contact lies within rounding's reach of the other. Its answers are the
