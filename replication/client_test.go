@@ -483,6 +483,13 @@ func TestStallBoundsByThePacketsOwnAge(t *testing.T) {
 func TestSnapshotsAround(t *testing.T) {
 	ch := &fakeChannel{}
 	c := newTestClient(t, ch)
+	// A room's first ticks: nothing was sent before the first snapshot.
+	young := newTestClient(t, &fakeChannel{})
+	snapshot(t, young, young.out.(*fakeChannel), 4, t0)
+	snapshot(t, young, young.out.(*fakeChannel), 6, t0)
+	if back, span := young.SnapshotsAround(input.ViewTimeOf(2.5)); back != 0 || span != 0 {
+		t.Errorf("before the first snapshot: back %d span %d, want 0 and 0", back, span)
+	}
 	for tick := uint32(100); tick <= 110; tick += 2 {
 		snapshot(t, c, ch, tick, t0)
 	}

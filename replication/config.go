@@ -76,8 +76,12 @@ func (r *Replicator) Interp(ms uint16) time.Duration {
 // the interpolation delay Interp granted it, whose player has the wire id
 // self (left out of its own snapshots), sending on out.
 func (r *Replicator) NewClient(self uint32, interp time.Duration, now int64, out Channel) *Client {
-	return &Client{r: r, self: self, out: out, interp: r.cfg.ticks(interp), acked: protocol.NoTick,
+	c := &Client{r: r, self: self, out: out, interp: r.cfg.ticks(interp), acked: protocol.NoTick,
 		newestInput: now - 1, received: -1, confirms: make([]pendingConfirm, 0, MaxPendingConfirms)}
+	for i := range c.ring {
+		c.ring[i].Tick = protocol.NoTick // nothing sent yet
+	}
+	return c
 }
 
 // slot is the baseline ring's slot of a snapshot's tick.
