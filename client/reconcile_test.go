@@ -2,6 +2,7 @@ package client
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -226,5 +227,38 @@ func TestLateInputsArePredicted(t *testing.T) {
 	c.reconcile(&protocol.SnapshotHeader{Tick: 8, InputAck: 6, Own: own(at8)})
 	if c.stats.Corrections != 1 || c.stats.AwaitingLate != 0 {
 		t.Errorf("past the late limit: corrections %d, awaiting %d; want 1, 0", c.stats.Corrections, c.stats.AwaitingLate)
+	}
+}
+
+// Shields are never rewound: a shot meets those of the tick it is fired
+// in. The view shows them as the newest snapshot has them, whatever the
+// render time, until the tick being predicted reaches their Start (the
+// first tick they no longer stand); projectiles are shown at the render
+// time.
+func TestShieldsShownAsTheNewestSnapshotHasThem(t *testing.T) {
+	c := &Client{haveSnap: true, newestSnap: 100, snapEvery: 1, interval: 1, welcome: protocol.Welcome{TickRate: 20, Player: 1}}
+	shield := func(id uint32, start uint32) protocol.Entity {
+		return protocol.Entity{ID: id, State: protocol.EntityState{Kind: protocol.KindShield, Team: 2, Start: start,
+			Pos: protocol.QuantizeVec(geom.V(0, 0, 5)), Vel: protocol.QuantizeVec(geom.V(2, 2, 0.25))}}
+	}
+	rocket := protocol.Entity{ID: 7, State: protocol.EntityState{Kind: protocol.KindProjectile, Start: 95, Vel: protocol.QuantizeVec(geom.V(0, 0, 20))}}
+	*c.slot(96) = protocol.State{Tick: 96, Objects: []protocol.Entity{shield(5, 0), rocket}} // shield 5 still stands here
+	*c.slot(97) = protocol.State{Tick: 97, Objects: []protocol.Entity{shield(5, 0), rocket}}
+	*c.slot(100) = protocol.State{Tick: 100, Objects: []protocol.Entity{shield(6, 0), shield(8, 104)}} // 5 is gone, 6 and 8 are new
+	c.renderTime, c.tick = 96.5, 103
+	c.buildView()
+	ids := func() (out []uint32) {
+		for _, o := range c.view.Objects {
+			out = append(out, o.ID)
+		}
+		return out
+	}
+	if got := ids(); !slices.Equal(got, []uint32{7, 6, 8}) {
+		t.Errorf("objects %v at render time 96.5, predicting 103: want the rocket then shields 6 and 8", got)
+	}
+	c.tick = 104 // shield 8 no longer stands at the tick shots are fired in
+	c.buildView()
+	if got := ids(); !slices.Equal(got, []uint32{7, 6}) {
+		t.Errorf("objects %v predicting 104: want the rocket and shield 6", got)
 	}
 }

@@ -130,24 +130,50 @@ func (c *Client) buildView() {
 	// where it was fired: after tick t it is at Pos + Vel·(t − Start + 1)/
 	// tick_rate (docs/protocol.md), which RenderTime continues between ticks.
 	// It is shown from the newest snapshot at or before the render time
-	// that has it; a shield stands until its Start.
+	// that has it.
 	for _, o := range a.Objects {
-		ob := Object{ID: o.ID, Kind: o.State.Kind, Team: o.State.Team, Owner: o.State.Owner, Weapon: o.State.Weapon,
-			Pos: protocol.VecValue(o.State.Pos), Vel: protocol.VecValue(o.State.Vel)}
-		switch o.State.Kind {
-		case protocol.KindProjectile:
-			steps := v.RenderTime - float64(o.State.Start) + 1
-			if steps < 0 {
-				continue // fired after the time shown
-			}
-			ob.Pos = ob.Pos.AddScaled(ob.Vel, steps/float64(c.welcome.TickRate))
-		case protocol.KindShield:
-			if o.State.Start != 0 && v.RenderTime >= float64(o.State.Start) {
-				continue
-			}
+		if o.State.Kind != protocol.KindProjectile {
+			continue
 		}
+		steps := v.RenderTime - float64(o.State.Start) + 1
+		if steps < 0 {
+			continue // fired after the time shown
+		}
+		ob := object(&o)
+		ob.Pos = ob.Pos.AddScaled(ob.Vel, steps/float64(c.welcome.TickRate))
 		v.Objects = append(v.Objects, ob)
 	}
+	// Shields are never rewound: a shot meets the shields of the tick it
+	// is fired in, not of the time shown. So they are shown as the newest
+	// snapshot has them, until the tick being predicted (the tick this
+	// client's shots are fired in) reaches the first tick they no longer
+	// stand (Start).
+	if n := c.newestState(); n != nil {
+		for _, o := range n.Objects {
+			if o.State.Kind == protocol.KindShield && (o.State.Start == 0 || v.Tick < int64(o.State.Start)) {
+				v.Objects = append(v.Objects, object(&o))
+			}
+		}
+	}
+}
+
+// object is an object as a snapshot carries it.
+func object(o *protocol.Entity) Object {
+	return Object{ID: o.ID, Kind: o.State.Kind, Team: o.State.Team, Owner: o.State.Owner, Weapon: o.State.Weapon,
+		Pos: protocol.VecValue(o.State.Pos), Vel: protocol.VecValue(o.State.Vel)}
+}
+
+// newestState returns the newest snapshot's state, nil before the first.
+func (c *Client) newestState() *protocol.State {
+	if !c.haveSnap {
+		return nil
+	}
+	for i := range c.states {
+		if s := &c.states[i]; s.Tick == c.newestSnap {
+			return s
+		}
+	}
+	return nil
 }
 
 // fired remembers a shot the player fired, for its hit markers, and shows
