@@ -57,6 +57,9 @@ type ShotRecord struct {
 	// AfterDeath: fired after the server's tick of the shooter's death
 	// (the server never fired it).
 	AfterDeath bool
+	// Shielded: a hit seen, not confirmed, that a shield shown only later
+	// crosses (TallyStats.HitsSeenShielded).
+	Shielded bool
 }
 
 // SeenTarget is an enemy a shot hit on the screen.
@@ -100,6 +103,13 @@ type TallyStats struct {
 	// learnt from the kill event: the server never fired them.
 	ShotsAfterDeath    uint64
 	HitsSeenAfterDeath uint64
+	// HitsSeenShielded counts the hits seen, not confirmed, whose every
+	// ray to an enemy seen a shield crosses that the screen did not show
+	// when the shot was fired and a later snapshot did: shields are never
+	// rewound, so one placed after the newest snapshot the shooter had
+	// stops the shot (docs/protocol.md). The player could not have seen
+	// it.
+	HitsSeenShielded uint64
 }
 
 // TargetStats counts the player's hitscan hits on one target.
@@ -123,6 +133,20 @@ type shotScore struct {
 	dead      bool  // fired after the server had already killed the shooter
 	valid     bool
 	kept      int32 // its index in Tally.kept + 1 (0: not kept)
+	// The rays of the pellets that hit an enemy on the screen (from eye),
+	// each up to that enemy; the shields the screen showed then; whether a
+	// shield shown later crosses every ray (HitsSeenShielded).
+	eye      geom.Vec3
+	rays     [maxSeen]seenRay
+	nrays    uint8
+	shown    []uint32
+	shielded bool
+}
+
+// seenRay is a pellet's ray to the enemy it hit on the screen.
+type seenRay struct {
+	dir geom.Vec3
+	t   float64
 }
 
 // maxSeen is how many distinct targets one shot's pellets are remembered
@@ -141,6 +165,9 @@ func (r *shotScore) saw(target uint32) bool {
 // Wire has cfg's client report its shots, hit markers and events to t,
 // after whatever cfg already reports them to.
 func (t *Tally) Wire(cfg *client.Config) {
+	if cfg.Input != nil {
+		cfg.Input = viewing{source: cfg.Input, tally: t}
+	}
 	onShot, onMarker, onEvent := cfg.OnShot, cfg.OnHitMarker, cfg.OnEvent
 	cfg.OnShot = func(s client.Shot) {
 		if onShot != nil {
@@ -162,6 +189,18 @@ func (t *Tally) Wire(cfg *client.Config) {
 	}
 }
 
+// viewing shows the tally every view its client builds, then asks the
+// input source the client had.
+type viewing struct {
+	source client.InputSource
+	tally  *Tally
+}
+
+func (w viewing) Intent(v *client.View) client.Intent {
+	w.tally.View(v)
+	return w.source.Intent(v)
+}
+
 // Shot scores a shot the player fired: the enemies its pellets hit on the
 // screen of s.View.
 func (t *Tally) Shot(s client.Shot) {
@@ -173,10 +212,27 @@ func (t *Tally) Shot(s client.Shot) {
 		r.hitscan = true
 		aim := movement.Aim(s.Yaw, s.Pitch)
 		key := spread.Key(v.Welcome.SpreadSeed, v.Welcome.Player, s.Seq)
+		r.eye = s.Eye
 		for p := range max(int(w.Pellets), 1) { // the server's own pellets (package spread)
-			if e := firstEnemy(v, s.Eye, spread.Dir(aim, w.Spread, key, p), w.Range); e != 0 && !r.saw(e) && n < maxSeen {
+			dir := spread.Dir(aim, w.Spread, key, p)
+			e, at := firstEnemy(v, s.Eye, dir, w.Range)
+			if e == 0 {
+				continue
+			}
+			if int(r.nrays) < maxSeen {
+				r.rays[r.nrays] = seenRay{dir: dir, t: at}
+				r.nrays++
+			}
+			if !r.saw(e) && n < maxSeen {
 				r.seen[n] = e
 				n++
+			}
+		}
+		if n > 0 {
+			for i := range v.Objects {
+				if o := &v.Objects[i]; o.Kind == protocol.KindShield {
+					r.shown = append(r.shown, o.ID)
+				}
 			}
 		}
 	}
@@ -203,20 +259,16 @@ func (t *Tally) Shot(s client.Shot) {
 	}
 }
 
-// firstEnemy returns the enemy a ray touches first on v, or 0 when the
-// level (its triangles that block shots), a shield shown that stops the
-// player's shots (not its own, not its team's), or nothing comes first.
-func firstEnemy(v *client.View, o, d geom.Vec3, rng float64) uint32 {
+// firstEnemy returns the enemy a ray touches first on v, and where on the
+// ray, or 0 when the level (its triangles that block shots), a shield shown
+// that stops the player's shots, or nothing comes first.
+func firstEnemy(v *client.View, o, d geom.Vec3, rng float64) (uint32, float64) {
 	best, target := math.Inf(1), uint32(0)
 	if h, ok := v.Level.Mesh.Raycast(o, d, rng, level.ShotMask); ok {
 		best = h.T
 	}
 	for i := range v.Objects {
-		sh := &v.Objects[i]
-		if sh.Kind != protocol.KindShield || sh.Owner == v.Welcome.Player || (sh.Team != 0 && sh.Team == v.Welcome.Team) {
-			continue
-		}
-		if t, ok := geom.RayAABB(o, d, rng, geom.AABB{Min: sh.Pos, Max: sh.Pos.Add(sh.Vel)}); ok && t < best {
+		if t, ok := shieldStops(v, &v.Objects[i], o, d, rng); ok && t < best {
 			best = t
 		}
 	}
@@ -229,7 +281,62 @@ func firstEnemy(v *client.View, o, d geom.Vec3, rng float64) uint32 {
 			best, target = t, p.ID
 		}
 	}
-	return target
+	return target, best
+}
+
+// shieldStops reports whether object o of v is a shield that stops the
+// player's shots (not its own, not its team's) and that the ray from o
+// along d meets within rng, and where.
+func shieldStops(v *client.View, sh *client.Object, o, d geom.Vec3, rng float64) (float64, bool) {
+	if sh.Kind != protocol.KindShield || sh.Owner == v.Welcome.Player || (sh.Team != 0 && sh.Team == v.Welcome.Team) {
+		return 0, false
+	}
+	return geom.RayAABB(o, d, rng, geom.AABB{Min: sh.Pos, Max: sh.Pos.Add(sh.Vel)})
+}
+
+// View takes a view the player's client showed (Wire calls it every
+// tick): a shield in it that the screen did not show when a recent hit
+// seen was fired, and that crosses every ray of that shot to an enemy it
+// saw, stopped the shot on the server (HitsSeenShielded).
+func (t *Tally) View(v *client.View) {
+	if !slices.ContainsFunc(v.Objects, func(o client.Object) bool { return o.Kind == protocol.KindShield }) {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.shots {
+		r := &t.shots[i]
+		if !r.valid || r.dead || r.confirmed || r.shielded || r.nrays == 0 || v.Tick-r.tick > shieldedWithin {
+			continue
+		}
+		for j := range v.Objects {
+			sh := &v.Objects[j]
+			if sh.Kind != protocol.KindShield || slices.Contains(r.shown, sh.ID) || !r.stoppedBy(v, sh) {
+				continue
+			}
+			r.shielded = true
+			t.stats.HitsSeenShielded++
+			if r.kept > 0 {
+				t.kept[r.kept-1].Shielded = true
+			}
+			break
+		}
+	}
+}
+
+// shieldedWithin is how many ticks after a shot a shield newly shown may
+// still explain it: a round trip and more on any path the demo plays.
+const shieldedWithin = 60
+
+// stoppedBy reports whether shield sh crosses every ray of the shot to an
+// enemy it saw, before the enemy.
+func (r *shotScore) stoppedBy(v *client.View, sh *client.Object) bool {
+	for _, ray := range r.rays[:r.nrays] {
+		if at, ok := shieldStops(v, sh, r.eye, ray.dir, ray.t); !ok || at >= ray.t {
+			return false
+		}
+	}
+	return true
 }
 
 // Marker scores a hit marker (the client shows one per shot and target): on
@@ -256,6 +363,13 @@ func (t *Tally) Marker(m client.HitMarker) {
 	case !r.confirmed:
 		r.confirmed = true
 		t.stats.SeenConfirmed++
+		if r.shielded { // the shield came after the shot after all
+			r.shielded = false
+			t.stats.HitsSeenShielded--
+			if r.kept > 0 {
+				t.kept[r.kept-1].Shielded = false
+			}
+		}
 	}
 	if i := slices.Index(r.seen[:], m.Target); i >= 0 && r.targetsOK&(1<<i) == 0 {
 		r.targetsOK |= 1 << i

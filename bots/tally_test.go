@@ -128,3 +128,48 @@ func TestTallyKeepsShots(t *testing.T) {
 		t.Errorf("shot 3: %+v", b)
 	}
 }
+
+// A shield the screen shows only after a hit seen, across the shot's ray
+// before the enemy, stopped it on the server (shields are never rewound):
+// the hit seen is counted apart, unless the server confirms it after all.
+func TestTallyShieldShownLater(t *testing.T) {
+	eye := geom.V(0, 1.6, 0)
+	across := client.Object{ID: 9, Kind: protocol.KindShield, Team: 2, Owner: 3, Pos: geom.V(-1, 0, 5), Vel: geom.V(2, 2, 0.2)}
+	aside := across
+	aside.ID, aside.Pos = 10, geom.V(5, 0, 5)
+	v := tallyView(t)
+	tl := Tally{KeepShots: true}
+	tl.Shot(client.Shot{ID: 1, Tick: 100, Weapon: 0, Eye: eye, View: v}) // at enemy 2, 10 m ahead
+	tl.Shot(client.Shot{ID: 2, Tick: 101, Weapon: 0, Eye: eye, View: v})
+	later := tallyView(t)
+	later.Tick = 104
+	later.Objects = []client.Object{aside}
+	tl.View(later)
+	if got := tl.Stats().HitsSeenShielded; got != 0 {
+		t.Fatalf("a shield aside: %d shielded, want 0", got)
+	}
+	later.Objects = []client.Object{aside, across}
+	tl.View(later)
+	tl.View(later) // counted once
+	if got := tl.Stats(); got.HitsSeen != 2 || got.HitsSeenShielded != 2 {
+		t.Fatalf("a shield across: %+v, want 2 hits seen, both shielded", got)
+	}
+	// The server confirms shot 2 after all: the shield came after it.
+	tl.Marker(client.HitMarker{HitConfirm: protocol.HitConfirm{Shot: 2, Target: 2}})
+	if got := tl.Stats(); got.HitsSeenShielded != 1 || got.SeenConfirmed != 1 {
+		t.Errorf("after shot 2's marker: %+v, want 1 shielded and 1 confirmed", got)
+	}
+	if shots := tl.Shots(); len(shots) != 2 || !shots[0].Shielded || shots[1].Shielded {
+		t.Errorf("kept shots %+v: want shot 1 shielded, shot 2 not", shots)
+	}
+	// Long after a shot, a new shield explains nothing.
+	far := tallyView(t)
+	far.Tick = 100 + shieldedWithin + 1
+	far.Objects = []client.Object{across}
+	var tl2 Tally
+	tl2.Shot(client.Shot{ID: 1, Tick: 100, Weapon: 0, Eye: eye, View: tallyView(t)})
+	tl2.View(far)
+	if got := tl2.Stats().HitsSeenShielded; got != 0 {
+		t.Errorf("a shield %d ticks later: %d shielded, want 0", shieldedWithin+1, got)
+	}
+}

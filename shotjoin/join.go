@@ -34,9 +34,13 @@ const (
 	FalsePositive
 	// AfterDeath: fired after the server's tick of the shooter's death.
 	AfterDeath
+	// Shielded: a hit seen, not confirmed, that a shield the screen showed
+	// only later crosses (bots.TallyStats.HitsSeenShielded).
+	Shielded
 )
 
-var outcomeNames = [...]string{NoHitSeen: "no_hit_seen", Confirmed: "confirmed", Missed: "missed", FalsePositive: "false_positive", AfterDeath: "after_death"}
+var outcomeNames = [...]string{NoHitSeen: "no_hit_seen", Confirmed: "confirmed", Missed: "missed", FalsePositive: "false_positive",
+	AfterDeath: "after_death", Shielded: "shielded"}
 
 // String names the outcome, as the CSV writes it.
 func (o Outcome) String() string {
@@ -324,6 +328,8 @@ func join(c *bots.ShotRecord, s *serverShot) Row {
 		r.Outcome = AfterDeath
 	case c.Confirmed():
 		r.Outcome = Confirmed
+	case c.Shielded:
+		r.Outcome = Shielded
 	case len(c.Seen) > 0:
 		r.Outcome = Missed
 	case len(c.Marked) > 0:

@@ -83,7 +83,7 @@ func Summarize(rows []Row) Summary {
 		switch {
 		case r.Outcome == Missed:
 			s.Missed[r.Cause]++
-		case r.Outcome != AfterDeath && len(r.FalsePositives()) > 0:
+		case r.Outcome != AfterDeath && r.Outcome != Shielded && len(r.FalsePositives()) > 0:
 			s.FalsePositive[r.Cause]++
 		}
 	}

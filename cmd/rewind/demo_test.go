@@ -64,6 +64,9 @@ func TestDemoPlaysAMatch(t *testing.T) {
 	if hits == nil || hits[1] == "0" {
 		t.Errorf("no server hits in the match counts, want some:\n%s", stdout)
 	}
+	if !regexp.MustCompile(`(?m)^hits seen stopped by shields placed after the shooter's newest snapshot \(not counted above\): \d+$`).MatchString(stdout) {
+		t.Errorf("no shielded line:\n%s", stdout)
+	}
 	// --shots: a row per hitscan shot, joined with the server's judgement,
 	// that counts what the report counts.
 	if !regexp.MustCompile(`(?m)^shots joined with the server's judgement \(.*\): \d+ hitscan shots:`).MatchString(stdout) {

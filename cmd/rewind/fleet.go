@@ -278,7 +278,7 @@ func (f *fleet) statusLoop(ctx context.Context, w io.Writer, stats func() (tick 
 func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]server.PlayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bot\tteam\tclass\tRTT set\tRTT seen\tinputs sent\tapplied\t%\tlate\tcorrections\tshots sent\thits on screen\tafter death\tconfirmed to it\t%\tno damage\tclamped\tK/D\tkbit/s\t")
-	var sent, applied, late, shots, seen, dead, confirmed, seenConf, noDamage, clamped, bytes, held, bytesOut, datagrams, cuts uint64
+	var sent, applied, late, shots, seen, dead, shielded, confirmed, seenConf, noDamage, clamped, bytes, held, bytesOut, datagrams, cuts uint64
 	for _, b := range f.bots {
 		s, ts := b.c.Stats(), b.tally.Stats()
 		set := "—"
@@ -295,7 +295,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 			clamped += p.Clamped
 		}
 		sc := "—"
-		if live := ts.HitsSeen - ts.HitsSeenAfterDeath; live > 0 {
+		if live := ts.HitsSeen - ts.HitsSeenAfterDeath - ts.HitsSeenShielded; live > 0 {
 			sc = fmt.Sprintf("%.0f", 100*float64(ts.SeenConfirmed)/float64(live))
 		}
 		kbps := float64(s.BytesIn) * 8 / 1000 / elapsed.Seconds()
@@ -306,6 +306,7 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 		held += s.Held
 		bytesOut, datagrams, cuts = bytesOut+s.BytesOut, datagrams+s.DatagramsSent, cuts+s.BudgetCuts
 		dead += ts.HitsSeenAfterDeath
+		shielded += ts.HitsSeenShielded
 		sent += s.Ticks
 		shots, seen, confirmed, seenConf, bytes = shots+s.ShotsFired, seen+ts.HitsSeen, confirmed+s.HitsConfirmed, seenConf+ts.SeenConfirmed, bytes+s.BytesIn
 	}
@@ -316,10 +317,11 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 	}
 	fmt.Fprintf(w, "; as the bots counted them: %d shots sent, %d hits on their screens, %d hits confirmed to them", shots, seen, confirmed)
 	fmt.Fprintf(w, " (and %d registered on targets that took no damage: invulnerable or already dead)", noDamage)
-	if live := seen - dead; live > 0 {
+	if live := seen - dead - shielded; live > 0 {
 		fmt.Fprintf(w, ".\nOf the %d hits seen by live shooters, %.1f%% were confirmed on the same target by lag compensation;"+
-			" %d more were fired by bots the server had already killed (they learn it a round trip later, and the dead do not shoot)",
-			live, 100*float64(seenConf)/float64(live), dead)
+			" %d more were fired by bots the server had already killed (they learn it a round trip later, and the dead do not shoot),"+
+			" and %d more were stopped by a shield the screen showed only after the shot (placed after the shooter's newest snapshot: shields are never rewound)",
+			live, 100*float64(seenConf)/float64(live), dead, shielded)
 	}
 	if players != nil {
 		fmt.Fprintf(w, ".\nView lag: %d shots were resolved with less view lag than their shooter claimed (rewind_view_lag_clamped_total)", clamped)
@@ -330,12 +332,13 @@ func (f *fleet) report(w io.Writer, elapsed time.Duration, players map[uint32]se
 		float64(bytesOut)*8/1000/elapsed.Seconds()/float64(max(len(f.bots), 1)), float64(bytesOut)/float64(max(datagrams, 1)), cuts)
 	fmt.Fprint(w, ".\n\n")
 	events, falsePos := f.targetReport(w)
-	live := seen - dead
+	live := seen - dead - shielded
 	pct := "n/a"
 	if live > 0 {
 		pct = fmt.Sprintf("%.1f%%", 100*float64(seenConf)/float64(live))
 	}
 	fmt.Fprintf(w, "\nhits seen by live shooters confirmed: %d of %d (%s)\n", seenConf, live, pct)
+	fmt.Fprintf(w, "hits seen stopped by shields placed after the shooter's newest snapshot (not counted above): %d\n", shielded)
 	fmt.Fprintf(w, "false positives: %d of %d hit events\n", falsePos, events)
 	if load, ok := hostLoad(); ok {
 		// A busy host delays the server's ticks and the bots' own: figures
