@@ -147,7 +147,6 @@ type shotKey struct {
 // serverShot is what the replay saw of one shot.
 type serverShot struct {
 	ran      bool
-	fired    int64
 	decided  int64
 	view     float64
 	clamp    string
@@ -197,7 +196,7 @@ func Join(ctx context.Context, path string, shots []bots.ShotRecord, cfg Config)
 			}
 			s := got[k]
 			if s == nil {
-				s = &serverShot{ran: true, fired: ev.Fired, decided: ev.Tick, view: ev.ViewTime.Ticks(), eye: math.NaN(), target: math.NaN()}
+				s = &serverShot{ran: true, decided: ev.Tick, view: ev.ViewTime.Ticks(), eye: math.NaN(), target: math.NaN()}
 				got[k] = s
 				s.eye = eyeOffset(sim, ev, c)
 				poses, s.target = targetOffset(sim, c, ev.ViewTime, poses[:0])
@@ -268,18 +267,19 @@ func matchWire(t *replay.Tick, e ecs.Entity) (uint32, bool) {
 }
 
 // eyeOffset is the distance between the client's eye and the server's at
-// the shot's tick, NaN when unknown. A shot decided at its own tick was
+// the shot's tick, NaN when unknown. A shot decided at its own tick (the
+// client's) was
 // fired from where the shooter stands after the tick (the weapons stage
 // comes after movement, and nothing moves it after that): exact. A late
 // one from a step simulated again, of which the history keeps only the
 // rooted pose, rounded as snapshots carry it (1/256 m).
 func eyeOffset(sim *systems.Simulation, ev *ecs.ShotEvent, c *bots.ShotRecord) float64 {
-	if ev.Tick == ev.Fired {
+	if ev.Tick == c.Tick {
 		if st, ok := sim.PlayerState(ev.Shooter); ok {
 			return sim.Eye(st.Transform.Pos, st.Motion.Crouched).Sub(c.Eye).Len()
 		}
 	}
-	p, ok := sim.History.PoseAt(ev.Fired, ev.Shooter)
+	p, ok := sim.History.PoseAt(c.Tick, ev.Shooter)
 	if !ok {
 		return math.NaN()
 	}
@@ -356,7 +356,7 @@ func cause(r *Row, s *serverShot) Cause {
 		return NotRun
 	case s.clamp != "":
 		return Clamped
-	case s.decided > s.fired:
+	case s.decided > r.Tick:
 		return Late
 	case r.EyeOffset > Tolerance:
 		return EyeMoved

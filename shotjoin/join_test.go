@@ -16,7 +16,7 @@ import (
 func TestJoinCauses(t *testing.T) {
 	seen := []bots.SeenTarget{{ID: 7, Pos: geom.V(1, 0, 1)}}
 	onTime := func() *serverShot {
-		return &serverShot{ran: true, fired: 50, decided: 50, view: 45.5, eye: 0.001, target: 0}
+		return &serverShot{ran: true, decided: 50, view: 45.5, eye: 0.001, target: 0}
 	}
 	shot := func(seen []bots.SeenTarget, marked ...uint32) *bots.ShotRecord {
 		return &bots.ShotRecord{Player: 3, Shot: 9, Tick: 50, View: 45.5, Seen: seen, Marked: marked}
@@ -63,9 +63,9 @@ func TestWriteCSVAndSummary(t *testing.T) {
 	seen := []bots.SeenTarget{{ID: 7}, {ID: 9}}
 	rows := []Row{
 		join(&bots.ShotRecord{Player: 3, Shot: 9, Seq: 8, Tick: 50, View: 45.5, Seen: seen, Marked: []uint32{7}},
-			&serverShot{ran: true, fired: 50, decided: 50, view: 45.5, span: 2, hits: []uint32{7}, eye: 0, target: math.NaN()}),
+			&serverShot{ran: true, decided: 50, view: 45.5, span: 2, hits: []uint32{7}, eye: 0, target: math.NaN()}),
 		join(&bots.ShotRecord{Player: 4, Shot: 1, Tick: 51, View: 47, Seen: seen[:1]},
-			&serverShot{ran: true, fired: 51, decided: 53, view: 46, clamp: "measured", claimed: 4, eye: math.NaN(), target: math.NaN()}),
+			&serverShot{ran: true, decided: 53, view: 46, clamp: "measured", claimed: 4, eye: math.NaN(), target: math.NaN()}),
 	}
 	var b bytes.Buffer
 	if err := WriteCSV(&b, rows); err != nil {
