@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/rewind-gg/rewind/protocol"
 )
 
 // A closed loop of the input clock against a path whose margins jitter
@@ -136,5 +139,29 @@ func TestRenderClockLoss(t *testing.T) {
 	}
 	if l, want := r.loss(1), 5.0/105; math.Abs(l-want) > 1e-12 {
 		t.Errorf("loss %v, want %v", l, want)
+	}
+}
+
+// A margin far ahead (a start whose round trip a queue inflated) pauses
+// the input clock by the whole lead it measures, less two ticks, but never
+// longer than half the Welcome's input timeout (the seat's); a second when
+// the Welcome gives none.
+func TestFarAheadPausesTheWholeLead(t *testing.T) {
+	for _, tt := range []struct {
+		timeoutMS uint32
+		margin    float64
+		want      float64 // the next tick's interval, in ticks
+	}{
+		{10000, 85, 84}, // 83 ticks of pause: within 5 s
+		{4000, 85, 41},  // at most 40 ticks (2 s at 20 Hz)
+		{0, 85, 21},     // no timeout given: a second
+	} {
+		c := &Client{welcome: protocol.Welcome{TickRate: 20, InputTimeout: tt.timeoutMS}, marginSeen: true,
+			runSnapshots: settleSnapshots, tick: 200, firstTick: 100, scale: 1}
+		c.ring[150%ringSize] = frame{tick: 150}
+		c.adjustClock(&protocol.SnapshotHeader{Tick: 140, InputLead: 10, Margin: int16(tt.margin * 256), MarginTick: 150}, time.Now())
+		if c.scale != tt.want || c.stats.ClockJumps != 1 {
+			t.Errorf("timeout %d ms, margin %v: scale %v after %d pauses, want %v after 1", tt.timeoutMS, tt.margin, c.scale, c.stats.ClockJumps, tt.want)
+		}
 	}
 }

@@ -183,10 +183,14 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 				c.jump(int64(math.Ceil(2 - now)))
 				return
 			case now > maxMarginAhead:
-				// At most a second at once: inputs keep flowing (a seat
-				// is lost to input_timeout without them), and the next
-				// margins say what is left.
-				c.scale = 1 + min(now-2, float64(c.welcome.TickRate))
+				// The whole lead at once (a margin measures it: jitter
+				// only makes margins smaller), but at most half the
+				// input timeout: a seat is lost to input_timeout without
+				// inputs, and the next margins say what is left. (A
+				// second at a time, a start four seconds ahead on an
+				// 850 ms path took four round trips and more to undo,
+				// every shot meanwhile claiming seconds of view lag.)
+				c.scale = 1 + min(now-2, c.maxPause())
 				c.stats.ClockJumps++
 				return
 			}
@@ -206,13 +210,23 @@ func (c *Client) adjustClock(h *protocol.SnapshotHeader, at time.Time) {
 			// ticks longer. A slew at maxSkew would take ten times as long,
 			// and every input meanwhile claims that much more view lag.
 			if c.clock.n < settleMargins && e < -settlePause {
-				c.scale = 1 + min(-e, float64(c.welcome.TickRate))
+				c.scale = 1 + min(-e, c.maxPause())
 				c.stats.ClockJumps++
 				return
 			}
 		}
 	}
 	c.scale = c.clock.scale()
+}
+
+// maxPause is the longest pause of the input clock, in ticks: half the
+// Welcome's input timeout (a second when it gives none).
+func (c *Client) maxPause() float64 {
+	rate := float64(c.welcome.TickRate)
+	if c.welcome.InputTimeout == 0 {
+		return rate
+	}
+	return max(float64(c.welcome.InputTimeout)/1000*rate/2, 1)
 }
 
 // jump moves the input clock j ticks (ahead when positive). Nothing from
