@@ -146,13 +146,7 @@ func TestHitsSeenAreConfirmed(t *testing.T) {
 			cfg := client.Config{Addr: far, Room: "lagcomp", Name: "shooter", Team: 2,
 				Input: client.HoldFire{Source: bots.NewBot(bots.BotConfig{Still: true}), Hold: &hold}}
 			tally.Wire(&cfg)
-			shooter := dial(t, srv, cfg)
-			stop := start(target, shooter)
-			waitTicks(t, srv, "lagcomp", 240)
-			hold.Store(true) // then give the last hit events a round trip to arrive
-			waitTicks(t, srv, "lagcomp", 10)
-			clamped := playerStats(t, srv, "lagcomp", shooter.ID()).Clamped
-			stop()
+			shooter, clamped := shootAt(t, srv, "lagcomp", target, cfg, &hold, 240)
 			st, ts := shooter.Stats(), tally.Stats()
 			// 200 ms away and honest: the server grants every claim (with
 			// window 0 it grants none: every shot is cut to the present).
@@ -484,13 +478,7 @@ func TestHitsSeenAreConfirmedBetweenSparseSnapshots(t *testing.T) {
 	})
 	cfg := client.Config{Addr: far, Room: "sparse", Name: "shooter", Team: 2, Input: edge}
 	tally.Wire(&cfg)
-	shooter := dial(t, srv, cfg)
-	stop := start(target, shooter)
-	waitTicks(t, srv, "sparse", 320)
-	hold.Store(true) // then give the last hit events a round trip to arrive
-	waitTicks(t, srv, "sparse", 10)
-	clamped := playerStats(t, srv, "sparse", shooter.ID()).Clamped
-	stop()
+	shooter, clamped := shootAt(t, srv, "sparse", target, cfg, &hold, 320)
 	ts := tally.Stats()
 	t.Logf("%d shots, %d hits seen, %d confirmed, %d hit events, %d false positives, %d clamped",
 		shooter.Stats().ShotsFired, ts.HitsSeen, ts.SeenConfirmed, ts.HitEvents, ts.FalsePositives, clamped)
@@ -504,4 +492,20 @@ func TestHitsSeenAreConfirmedBetweenSparseSnapshots(t *testing.T) {
 		t.Errorf("%d of %d hits seen confirmed, %d false positives of %d hit events; want all and none",
 			ts.SeenConfirmed, ts.HitsSeen, ts.FalsePositives, ts.HitEvents)
 	}
+}
+
+// shootAt plays target and the shooter cfg describes in room for ticks
+// ticks, then holds the shooter's fire (hold) while the last hit events
+// take their round trip, and returns the shooter and how many of its shots
+// the server clamped.
+func shootAt(t *testing.T, srv *server.Server, room string, target *client.Client, cfg client.Config, hold *atomic.Bool, ticks int64) (*client.Client, uint64) {
+	t.Helper()
+	shooter := dial(t, srv, cfg)
+	stop := start(target, shooter)
+	waitTicks(t, srv, room, ticks)
+	hold.Store(true)
+	waitTicks(t, srv, room, 10)
+	clamped := playerStats(t, srv, room, shooter.ID()).Clamped
+	stop()
+	return shooter, clamped
 }
