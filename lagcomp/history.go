@@ -112,7 +112,7 @@ func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
 		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
 			j++
 		}
-		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport && !h.teleported(p.Entity, ta+1, tb-1) {
+		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport && (!t.Spanned() || !h.teleported(p.Entity, ta+1, tb-1)) {
 			p.Pos = p.Pos.Lerp(b[j].Pos, frac)
 		}
 		out = append(out, p)

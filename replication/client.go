@@ -214,26 +214,19 @@ func (c *Client) putConfirms(hdr *protocol.SnapshotHeader) {
 // than its interval; when it lost one in between, it shows A at A's time
 // (docs/protocol.md, "View time"), and the time is A's own.
 func (c *Client) SnapshotsAround(t input.ViewTime) (back, span uint8) {
-	newest := int64(-1)
+	newest, a, b := int64(-1), int64(-1), int64(-1)
 	for i := range c.ring {
 		if tk := c.ring[i].Tick; tk != protocol.NoTick {
 			newest = max(newest, int64(tk))
+			if int64(tk) <= t.Tick {
+				a = max(a, int64(tk))
+			}
 		}
 	}
 	// Every snapshot sent from here on is still in the ring (a slot is
 	// taken again only Baselines intervals later); older slots may hold
 	// ticks from before a halving.
 	held := newest - (protocol.Baselines-1)*c.r.cfg.Interval
-	a, b := int64(-1), int64(-1)
-	for i := range c.ring {
-		tk := c.ring[i].Tick
-		if tk == protocol.NoTick {
-			continue
-		}
-		if x := int64(tk); x <= t.Tick {
-			a = max(a, x)
-		}
-	}
 	if a < held || a < 0 || (a == t.Tick && t.Frac == 0) {
 		return 0, 0
 	}
