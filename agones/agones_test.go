@@ -378,7 +378,7 @@ func TestWatchGameServer(t *testing.T) {
 	want := agones.GameServer{
 		Name: "local", Namespace: "default",
 		Labels:      map[string]string{"match": "m-42"},
-		Annotations: map[string]string{"map": "de_dust"},
+		Annotations: map[string]string{"map": "de_dust", "agones.dev/last-allocated": "2018-07-17T02:43:16Z"},
 		State:       "Allocated", Address: "127.0.0.1",
 		Ports: []agones.Port{{Name: "default", Port: 7777}},
 	}

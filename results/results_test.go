@@ -64,9 +64,30 @@ func TestAppendsOneLinePerMatch(t *testing.T) {
 }
 
 func TestOpenNamesTheFile(t *testing.T) {
-	_, err := Open(filepath.Join(t.TempDir(), "missing", "results.jsonl"))
-	if err == nil || !strings.Contains(err.Error(), "missing/results.jsonl") {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(filepath.Join(dir, "file", "results.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), "file/results.jsonl") {
 		t.Errorf("got %v, want an error naming the file", err)
+	}
+}
+
+// A results file in directories that do not exist yet is opened, the
+// directories made: serve --check accepts such a path, so serve must too.
+func TestOpenMakesTheDirectories(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "results.jsonl")
+	w, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&Match{MatchID: "m1"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), `"match_id":"m1"`) {
+		t.Errorf("%s: %q, %v", path, b, err)
 	}
 }
 

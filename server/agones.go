@@ -76,9 +76,9 @@ const (
 	agonesWatchHealthy = 10 * time.Second
 	// agonesLastPass bounds the calls made once the server stops.
 	agonesLastPass = 5 * time.Second
-	// agonesMatchMemory bounds the match ids remembered as hosted or
-	// refused: an id seen again (a stale GameServer, an annotation that
-	// stays after its match) opens nothing.
+	// agonesMatchMemory bounds the match ids remembered as hosted (an id
+	// allocated again is refused), and the allocations remembered as shown
+	// (an annotation stays on the GameServer after its match).
 	agonesMatchMemory = 4096
 )
 
@@ -304,6 +304,9 @@ func (a *agonesHost) close() {
 
 // signal wakes the reconciler.
 func (a *agonesHost) signal() {
+	if a == nil {
+		return
+	}
 	select {
 	case a.wake <- struct{}{}:
 	default:
@@ -350,7 +353,7 @@ type reconciler struct {
 
 	live     map[string]bool   // allocated matches whose room is open
 	gone     map[string]string // matches to take off the matches list (ended, refused), and why
-	seen     map[string]bool   // match ids hosted or refused: never opened again
+	seen     map[string]bool   // match ids hosted (never opened again), and annotation mode's allocations shown
 	seenFIFO []string
 	hosted   int    // matches hosted since start
 	retiring string // why the server takes no more matches, "" while it does
@@ -453,27 +456,17 @@ func (r *reconciler) pass(ctx context.Context) time.Duration {
 		return next
 	}
 
-	if r.retiring == "" {
-		switch {
-		case a.cfg.RetireAfterMatches > 0 && r.hosted >= a.cfg.RetireAfterMatches:
-			r.retiring = fmt.Sprintf("hosted %d matches (agones.retire_after_matches)", r.hosted)
-		case a.cfg.RetireAfter > 0 && now.Sub(a.started) >= a.cfg.RetireAfter:
-			r.retiring = fmt.Sprintf("ran %v (agones.retire_after)", a.cfg.RetireAfter)
-		}
-		if r.retiring != "" {
-			a.log.Info().Str("why", r.retiring).Msg("agones: retiring: no more allocations; Shutdown once the matches have ended")
-		} else if a.cfg.RetireAfter > 0 {
-			soon(a.started.Add(a.cfg.RetireAfter))
-		}
-	}
-
 	// A draining server (SIGTERM, Agones' Shutdown) takes no more
 	// allocations and does not go Ready: Kubernetes is deleting it.
 	draining := a.s.draining.Load() || a.s.ctx.Err() != nil
 	named := r.named(gs)
 	for _, id := range named {
-		r.admit(id)
+		r.retire(now, soon)
+		r.admit(id, draining)
 	}
+	// The match that reaches retire_after_matches retires the server in
+	// the same pass, so its capacity closes with the same calls.
+	r.retire(now, soon)
 	a.m.hosting.Set(float64(len(r.live)))
 
 	// The matches list and the rooms Counter.
@@ -539,6 +532,27 @@ func (r *reconciler) pass(ctx context.Context) time.Duration {
 	return next
 }
 
+// retire decides whether the server retires: it has hosted
+// agones.retire_after_matches matches, or run agones.retire_after; soon is
+// told when the latter comes.
+func (r *reconciler) retire(now time.Time, soon func(time.Time)) {
+	a := r.a
+	if r.retiring != "" {
+		return
+	}
+	switch {
+	case a.cfg.RetireAfterMatches > 0 && r.hosted >= a.cfg.RetireAfterMatches:
+		r.retiring = fmt.Sprintf("hosted %d matches (agones.retire_after_matches)", r.hosted)
+	case a.cfg.RetireAfter > 0 && now.Sub(a.started) >= a.cfg.RetireAfter:
+		r.retiring = fmt.Sprintf("ran %v (agones.retire_after)", a.cfg.RetireAfter)
+	}
+	if r.retiring != "" {
+		a.log.Info().Str("why", r.retiring).Msg("agones: retiring: no more allocations; Shutdown once the matches have ended")
+	} else if a.cfg.RetireAfter > 0 {
+		soon(a.started.Add(a.cfg.RetireAfter))
+	}
+}
+
 // named returns the matches the GameServer's allocations name: the values
 // of the matches list, or the annotation (else label) match_key of an
 // Allocated GameServer.
@@ -560,25 +574,57 @@ func (r *reconciler) named(gs agones.GameServer) []string {
 	if id == "" {
 		id = gs.Labels[a.cfg.MatchKey]
 	}
-	if id == "" {
-		// An allocation that names no match: it is refused once, and the
-		// server goes back to Ready (the annotation's absence is its id).
-		key := "\x00" + gs.Annotations["agones.dev/last-allocated"]
-		if !r.seen[key] && len(r.live) == 0 {
-			r.remember(key)
+	// Agones stamps every allocation with agones.dev/last-allocated: an
+	// allocation not shown before is a new one, even if it names a match
+	// again (the annotation stays on the GameServer after its match).
+	// Without the stamp, the match id names the allocation.
+	last, stamped := gs.Annotations["agones.dev/last-allocated"]
+	alloc := "\x00" + last
+	if !stamped {
+		alloc = "\x00" + id
+	}
+	fresh := !r.seen[alloc]
+	r.remember(alloc)
+	switch {
+	case id != "" && r.live[id]:
+	case !fresh:
+		// This allocation's match has ended, or it was refused: the
+		// server is on its way back to Ready.
+		return nil
+	case id == "":
+		// An allocation that names no match: it is refused, and the
+		// server goes back to Ready.
+		if len(r.live) == 0 {
 			r.refuse("", "no_match", fmt.Sprintf("allocated without the annotation or label %q", a.cfg.MatchKey))
 		}
+		return nil
+	case r.seen[id]:
+		r.refuse(id, "repeated", fmt.Sprintf("allocated for the match %q, which this server hosted before: an allocation must name a new match", id))
 		return nil
 	}
 	return []string{id}
 }
 
-// admit opens the room of the allocated match id, unless it is open, was
-// hosted or refused before, or is one too many.
-func (r *reconciler) admit(id string) {
+// admit opens the room of the allocated match id, unless it is open or on
+// its way off the matches list. It refuses (gives back) an id it hosted
+// before (a matchmaker retrying a match id: a match is played once, and the
+// id would otherwise hold the list, and the GameServer Allocated, for
+// ever), an allocation that came as the server stopped taking them
+// (draining, retiring), and one too many. An id refused before is admitted
+// if it comes again and the server can host it now.
+func (r *reconciler) admit(id string, draining bool) {
 	a := r.a
 	switch {
-	case r.live[id] || r.gone[id] != "" || r.seen[id]:
+	case r.live[id] || r.gone[id] != "":
+		return
+	case r.seen[id]:
+		r.refuse(id, "repeated", "this server hosted the match before: an allocation must name a new match")
+		return
+	case draining:
+		r.refuse(id, "draining", "the server is draining or shutting down")
+		return
+	case r.retiring != "":
+		r.refuse(id, "retiring", "the server is retiring: "+r.retiring)
 		return
 	case len(r.live) >= a.cfg.MaxMatches:
 		r.refuse(id, "full", fmt.Sprintf("the server already hosts %d matches (agones.max_matches)", len(r.live)))
@@ -593,6 +639,8 @@ func (r *reconciler) admit(id string) {
 		a.log.Debug().Str("room", id).Int("hosting", len(r.live)).Msg("agones: allocated: the match's room is open")
 	case errors.Is(err, errDraining):
 		r.refuse(id, "draining", err.Error())
+	case errors.Is(err, errServerFull):
+		r.refuse(id, "full", err.Error())
 	default:
 		r.refuse(id, "invalid", err.Error())
 	}
@@ -603,11 +651,8 @@ func (r *reconciler) admit(id string) {
 // Ready again once it hosts nothing.
 func (r *reconciler) refuse(id, reason, why string) {
 	a := r.a
-	if id != "" {
-		r.remember(id)
-		if a.cfg.Matches == "list" {
-			r.gone[id] = "refused: " + why
-		}
+	if id != "" && a.cfg.Matches == "list" {
+		r.gone[id] = "refused: " + why
 	}
 	a.m.refused.WithLabelValues(reason).Inc()
 	a.log.Error().Str("room", id).Str("why", why).Msg("agones: an allocation opened no room: its capacity is given back")
@@ -638,12 +683,12 @@ func (r *reconciler) unlocked(gs agones.GameServer) int64 {
 }
 
 // syncCounter keeps the rooms Counter's count equal to the number of
-// matches on the list (an allocation adds one to each; an allocation
-// without a list value, or a match taken off the list, leaves the count
-// higher, which gives the slot back), and its capacity at max_matches, or
-// at the count when the server takes no more (retiring, or about to go
-// Ready). A count is changed by a difference, so allocations meanwhile
-// keep theirs.
+// matches on the list that are not on their way off it (an allocation adds
+// one to each; an allocation without a list value, or a match ended or
+// refused, leaves the count higher, which gives the slot back), and its
+// capacity at max_matches, or at the count when the server takes no more
+// (retiring, draining, or about to go Ready). A count is changed by a
+// difference, so allocations meanwhile keep theirs.
 func (r *reconciler) syncCounter(ctx context.Context, now time.Time, soon func(time.Time), gs agones.GameServer, named []string, draining bool) {
 	a := r.a
 	c, ok := gs.Counters[a.cfg.RoomsCounter]
@@ -653,7 +698,12 @@ func (r *reconciler) syncCounter(ctx context.Context, now time.Time, soon func(t
 		})
 		return
 	}
-	count := int64(len(named))
+	count := int64(0)
+	for _, id := range named {
+		if r.gone[id] == "" {
+			count++
+		}
+	}
 	capacity := int64(a.cfg.MaxMatches)
 	if r.retiring != "" || draining || (len(r.live) == 0 && len(named) == 0 && gs.State == "Allocated") {
 		capacity = count

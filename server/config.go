@@ -1075,6 +1075,8 @@ func (c *Config) validateHosting() error {
 		return bad("agones.max_matches", "%d, but an annotation names one match: set agones.matches = list to host several", g.MaxMatches)
 	case g.Matches == "list" && g.MaxMatches > 1000:
 		return bad("agones.max_matches", "%d is above 1000, the capacity limit of an Agones List", g.MaxMatches)
+	case g.Mode != "off" && g.MaxMatches > c.MaxRooms:
+		return bad("agones.max_matches", "%d is above max_rooms %d: Agones would allocate matches the server cannot open", g.MaxMatches, c.MaxRooms)
 	case g.RetireAfterMatches < 0:
 		return bad("agones.retire_after_matches", "%d is negative", g.RetireAfterMatches)
 	case g.RetireAfter < 0:

@@ -138,6 +138,7 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"agones matches", "c.toml", "[agones]\nmatches = \"many\"\n", nil, "config: agones.matches: \"many\" is not annotation or list"},
 		{"agones annotation hosts one", "c.toml", "[agones]\nmax_matches = 4\n", nil, "config: agones.max_matches: 4, but an annotation names one match"},
 		{"agones list capacity", "c.toml", "[agones]\nmatches = \"list\"\nmax_matches = 1001\n", nil, "config: agones.max_matches: 1001 is above 1000"},
+		{"agones above max_rooms", "c.toml", "max_rooms = 2\n[agones]\nmatches = \"list\"\nmax_matches = 3\n", nil, "config: agones.max_matches: 3 is above max_rooms 2"},
 		{"agones one list", "c.toml", "[agones]\nmatches = \"list\"\nmatches_list = \"players\"\n", nil, "config: agones.matches_list: \"players\" is also agones.players_list"},
 		{"agones retire", "c.toml", "[agones]\nretire_after = \"-1s\"\n", nil, "config: agones.retire_after: -1s is negative"},
 		{"agones one_match removed", "c.toml", "[agones]\none_match = true\n", nil, "agones.one_match: no longer a key: agones.retire_after_matches replaced it"},
@@ -407,7 +408,11 @@ func TestMissingPublicKeyNamesTheKey(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	cfg = DefaultConfig()
-	cfg.Results.File = "/nonexistent/dir/results.jsonl"
+	parent := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(parent, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Results.File = filepath.Join(parent, "results.jsonl") // its directory cannot be made
 	if _, err := New(cfg, zerolog.Nop()); err == nil || !strings.HasPrefix(err.Error(), "config: results.file:") {
 		t.Errorf("got %v", err)
 	}

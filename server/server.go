@@ -650,6 +650,9 @@ var ErrInterrupted = errors.New("interrupted")
 // ErrInterrupted. Shutdown follows it.
 func (s *Server) Drain(ctx context.Context) error {
 	s.draining.Store(true)
+	// Under Agones, the rooms Counter's capacity closes now, not at the
+	// next event: an allocation meanwhile would be refused.
+	s.agones.signal()
 	s.mu.Lock()
 	rooms := make([]*room, 0, len(s.rooms))
 	for _, r := range s.rooms {

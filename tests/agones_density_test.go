@@ -1,7 +1,11 @@
 package tests
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,5 +251,176 @@ func TestAgonesOutageResyncsPlayers(t *testing.T) {
 		if v := m.value("rewind_agones_call_errors_total", "call", call); v < 1 {
 			t.Errorf("rewind_agones_call_errors_total{call=%s} = %v, want at least 1 after the outage", call, v)
 		}
+	}
+}
+
+// A matchmaker that allocates a match id again (a retry after a timeout)
+// gets it taken off the list: a match is played once, and an id left on
+// the list would hold the GameServer Allocated for ever. An id refused
+// before (here: one too many) is hosted when it comes again and the server
+// has room.
+func TestAgonesRepeatedMatchIDIsGivenBack(t *testing.T) {
+	t.Parallel()
+	fake := densityFake(t)
+	srv, join := densityServer(t, fake, func(c *server.Config) { c.Agones.MaxMatches = 1 })
+	until(t, 10*time.Second, "the rooms Counter's capacity never became agones.max_matches", counterIs(fake, 0, 1))
+
+	// m-1 is hosted; m-2 comes while it runs (the Counter lagging) and is
+	// refused: full.
+	allocate(fake, "m-1")
+	until(t, 10*time.Second, "m-1's room never opened", func() bool { _, ok := findRoom(t, srv, "m-1"); return ok })
+	alice := join("m-1", "alice", 1)
+	stop := start(alice)
+	defer stop()
+	fake.AllocateWith(agonestest.Allocation{AddValues: map[string][]string{"matches": {"m-2"}}})
+	until(t, 5*time.Second, "the allocation past max_matches was never given back", func() bool {
+		return slices.Equal(fake.ListValues("matches"), []string{"m-1"})
+	})
+	stop()
+	alice.Close()
+	until(t, 20*time.Second, "the server never went Ready again with m-1 ended", func() bool {
+		return fake.GameServer().State == "Ready" && len(fake.ListValues("matches")) == 0 && counterIs(fake, 0, 1)()
+	})
+
+	// The matchmaker retries m-1: off the list, the slot free, Ready.
+	allocate(fake, "m-1")
+	at := time.Now()
+	until(t, 10*time.Second, "the repeated match id never left the matches list", func() bool {
+		return fake.GameServer().State == "Ready" && len(fake.ListValues("matches")) == 0 && counterIs(fake, 0, 1)()
+	})
+	if took := time.Since(at); took > 5*time.Second {
+		t.Errorf("the repeated id was given back after %v, over the 5s bound", took)
+	}
+	if _, ok := findRoom(t, srv, "m-1"); ok {
+		t.Error("m-1's room opened again")
+	}
+	// It retries m-2: the server has room now.
+	allocate(fake, "m-2")
+	until(t, 10*time.Second, "m-2, refused when the server was full, never opened when it came again", func() bool {
+		_, ok := findRoom(t, srv, "m-2")
+		return ok
+	})
+	m := gather(t, srv)
+	for reason, want := range map[string]float64{"repeated": 1, "full": 1} {
+		if v := m.value("rewind_agones_allocations_refused_total", "reason", reason); v != want {
+			t.Errorf("rewind_agones_allocations_refused_total{reason=%s} = %v, want %v", reason, v, want)
+		}
+	}
+}
+
+// A server that retires after its matches closes its capacity with the
+// match that reaches agones.retire_after_matches, not at some later event,
+// refuses an allocation that crossed it, and shuts the GameServer down once
+// its matches have ended, a repeated id included.
+func TestAgonesRetiresAtItsLastMatch(t *testing.T) {
+	t.Parallel()
+	fake := densityFake(t)
+	srv, join := densityServer(t, fake, func(c *server.Config) { c.Agones.RetireAfterMatches = 2 })
+	until(t, 10*time.Second, "the rooms Counter's capacity never became agones.max_matches", counterIs(fake, 0, 3))
+	allocate(fake, "m-1")
+	until(t, 10*time.Second, "m-1's room never opened", func() bool { _, ok := findRoom(t, srv, "m-1"); return ok })
+	alice := join("m-1", "alice", 1)
+	stopAlice := start(alice)
+	defer stopAlice()
+	// The matchmaker retries m-1 while it runs: nothing changes.
+	allocate(fake, "m-1")
+	// Past the settling of every call made so far (3 s), so that only the
+	// allocation itself can make the server act.
+	<-time.After(3500 * time.Millisecond)
+	if n, c, _ := fake.Counter("rooms"); n != 1 || c != 3 {
+		t.Fatalf("rooms Counter %d/%d with one match, want 1/3", n, c)
+	}
+
+	allocate(fake, "m-2")
+	at := time.Now()
+	until(t, 10*time.Second, "the capacity never closed at the last match", counterIs(fake, 2, 2))
+	bob := join("m-2", "bob", 1)
+	stopBob := start(bob)
+	defer stopBob()
+	if took := time.Since(at); took > time.Second {
+		t.Errorf("the capacity closed %v after the match that reached retire_after_matches, want at once (under 1s)", took)
+	}
+	// An allocation that crossed the closing: refused.
+	fake.AllocateWith(agonestest.Allocation{AddValues: map[string][]string{"matches": {"m-3"}}})
+	until(t, 5*time.Second, "the allocation that came while retiring was never given back", func() bool {
+		got := fake.ListValues("matches")
+		slices.Sort(got)
+		return slices.Equal(got, []string{"m-1", "m-2"})
+	})
+	if _, ok := findRoom(t, srv, "m-3"); ok {
+		t.Error("m-3's room opened on a retiring server")
+	}
+
+	// The matches end (their players leave): Shutdown.
+	stopAlice()
+	alice.Close()
+	stopBob()
+	bob.Close()
+	select {
+	case <-srv.Stopping():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the retired server never asked to stop; the GameServer: %+v", fake.GameServer())
+	}
+	if v := gather(t, srv).value("rewind_agones_allocations_refused_total", "reason", "retiring"); v != 1 {
+		t.Errorf("rewind_agones_allocations_refused_total{reason=retiring} = %v, want 1", v)
+	}
+}
+
+// SIGTERM (a drain) closes the rooms Counter's capacity at once; an
+// allocation already on its way is refused and given back; the running
+// match finishes, and its result is written.
+func TestAgonesDrainClosesTheCapacity(t *testing.T) {
+	t.Parallel()
+	fake := densityFake(t)
+	resultsFile := filepath.Join(t.TempDir(), "results.jsonl")
+	srv, join := densityServer(t, fake, func(c *server.Config) {
+		c.Match.EmptyTimeout = 30 * time.Second
+		c.Results.File = resultsFile
+	})
+	until(t, 10*time.Second, "the rooms Counter's capacity never became agones.max_matches", counterIs(fake, 0, 3))
+	allocate(fake, "m-1")
+	until(t, 10*time.Second, "m-1's room never opened", func() bool { _, ok := findRoom(t, srv, "m-1"); return ok })
+	alice := join("m-1", "alice", 1)
+	stop := start(alice)
+	defer stop()
+	waitPlayers(t, srv, "m-1", 1)
+	<-time.After(3500 * time.Millisecond) // past the settling of every call so far
+
+	drained := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	at := time.Now()
+	go func() { drained <- srv.Drain(ctx) }()
+	until(t, 10*time.Second, "the drain never closed the rooms Counter's capacity", counterIs(fake, 1, 1))
+	if took := time.Since(at); took > time.Second {
+		t.Errorf("the capacity closed %v after the drain began, want at once (under 1s)", took)
+	}
+
+	// The allocator chose this GameServer before the capacity closed.
+	allocate(fake, "m-2")
+	until(t, 5*time.Second, "the allocation that came during the drain was never given back", func() bool {
+		return slices.Equal(fake.ListValues("matches"), []string{"m-1"}) && counterIs(fake, 1, 1)()
+	})
+	if _, ok := findRoom(t, srv, "m-2"); ok {
+		t.Error("m-2's room opened on a draining server")
+	}
+	select {
+	case err := <-drained:
+		t.Fatalf("the drain ended (%v) with a match running", err)
+	default:
+	}
+	stop()
+	alice.Close()
+	if err := <-drained; err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	if b, err := os.ReadFile(resultsFile); err != nil || !strings.Contains(string(b), `"match_id":"m-1"`) {
+		t.Errorf("results file %q (%v): m-1's result missing", b, err)
+	}
+	if st := fake.GameServer().State; st != "Allocated" {
+		t.Errorf("state %q after the drain: a draining server does not go Ready (Kubernetes is deleting it)", st)
+	}
+	if v := gather(t, srv).value("rewind_agones_allocations_refused_total", "reason", "draining"); v != 1 {
+		t.Errorf("rewind_agones_allocations_refused_total{reason=draining} = %v, want 1", v)
 	}
 }

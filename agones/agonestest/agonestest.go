@@ -321,16 +321,10 @@ func (s *Server) SetOutage(down bool) {
 }
 
 // Allocate does what an allocation (a GameServerAllocation) does to the
-// GameServer: it moves it to the state Allocated and merges labels and
-// annotations into its metadata (without the SDK's prefix). Every watch
-// stream receives the GameServer.
+// GameServer: AllocateWith with labels and annotations (merged into its
+// metadata without the SDK's prefix) and no Counter or List action.
 func (s *Server) Allocate(labels, annotations map[string]string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.gs.state = "Allocated"
-	maps.Copy(s.gs.labels, labels)
-	maps.Copy(s.gs.annotations, annotations)
-	s.publishLocked()
+	s.AllocateWith(Allocation{Labels: labels, Annotations: annotations})
 }
 
 // SetState sets the GameServer's state, as Agones does outside the SDK (e.g.

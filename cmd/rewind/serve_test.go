@@ -128,6 +128,10 @@ key = "missing-key.pem"`, want: []string{"missing-cert.pem"}},
 		{name: "agones on without an SDK server", extra: `[agones]
 mode = "on"`, edit: func(t *testing.T, _ string) { t.Setenv("AGONES_SDK_HTTP_PORT", "") },
 			want: []string{"config: agones.mode: on, but AGONES_SDK_HTTP_PORT is not set"}},
+		{name: "agones matches above max_rooms", extra: `max_rooms = 2
+[agones]
+matches = "list"
+max_matches = 3`, want: []string{"config: agones.max_matches: 3 is above max_rooms 2"}},
 		{name: "agones port", edit: func(t *testing.T, _ string) { t.Setenv("AGONES_SDK_HTTP_PORT", "http") },
 			want: []string{`AGONES_SDK_HTTP_PORT="http" is not a port number`}},
 		{name: "results file is a directory",
