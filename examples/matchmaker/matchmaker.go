@@ -446,7 +446,7 @@ func (m *Matchmaker) mint(a Assignment, p Player) (Ticket, error) {
 //   - for wrong_room after that (the server refused the allocation, or the
 //     room closed before the players came), or full: a new allocation of
 //     the whole match, in a new room (a server refuses a match id it has
-//     hosted or refused before), and the player's ticket to it. The other
+//     hosted before), and the player's ticket to it. The other
 //     players need their tickets of the new allocation too (Current);
 //     those in the refused room leave it.
 //
