@@ -728,8 +728,10 @@ func TestDeployAgonesDensity(t *testing.T) {
 	if a.Matches != "list" || a.MaxMatches < 2 || cfg.MaxRooms < a.MaxMatches {
 		t.Errorf("agones.matches %q, max_matches %d, max_rooms %d: want list, at least 2, and max_rooms at least max_matches", a.Matches, a.MaxMatches, cfg.MaxRooms)
 	}
-	if c, ok := gs.Counters[a.RoomsCounter]; !ok || c.Count != 0 {
-		t.Errorf("counters.%s: %+v (present %v); want it declared, count 0", a.RoomsCounter, c, ok)
+	// The server sets the Counter's capacity, but a new GameServer starts
+	// with the template's, and the autoscaler adds servers by it.
+	if c, ok := gs.Counters[a.RoomsCounter]; !ok || c.Count != 0 || c.Capacity != int64(a.MaxMatches) {
+		t.Errorf("counters.%s: %+v (present %v); want it declared, count 0, capacity max_matches %d", a.RoomsCounter, c, ok, a.MaxMatches)
 	}
 	if l, ok := gs.Lists[a.MatchesList]; !ok || l.Capacity < int64(a.MaxMatches) {
 		t.Errorf("lists.%s: %+v (present %v); want capacity at least max_matches %d", a.MatchesList, l, ok, a.MaxMatches)
