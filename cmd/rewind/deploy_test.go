@@ -610,6 +610,105 @@ func TestDeployAgonesManifests(t *testing.T) {
 	}
 }
 
+// deploySelector is Agones' GameServerSelector (allocation.agones.dev/v1,
+// pkg/apis/allocation/v1/gameserverallocation.go, v1.56.0), every field,
+// to decode an allocation's selectors strictly.
+type deploySelector struct {
+	MatchLabels      map[string]string `json:"matchLabels"`
+	MatchExpressions []json.RawMessage `json:"matchExpressions"`
+	GameServerState  *string           `json:"gameServerState"`
+	Players          *struct {
+		MinAvailable int64 `json:"minAvailable"`
+		MaxAvailable int64 `json:"maxAvailable"`
+	} `json:"players"`
+	Counters map[string]struct {
+		MinCount     int64 `json:"minCount"`
+		MaxCount     int64 `json:"maxCount"`
+		MinAvailable int64 `json:"minAvailable"`
+		MaxAvailable int64 `json:"maxAvailable"`
+	} `json:"counters"`
+	Lists map[string]struct {
+		ContainsValue string `json:"containsValue"`
+		MinAvailable  int64  `json:"minAvailable"`
+		MaxAvailable  int64  `json:"maxAvailable"`
+	} `json:"lists"`
+}
+
+// deploySelectable is what a selector looks at of a GameServer.
+type deploySelectable struct {
+	labels   map[string]string
+	state    string
+	counters map[string][2]int64 // count, capacity
+	lists    map[string]deployList
+}
+
+type deployList struct {
+	capacity int64
+	values   []string
+}
+
+// matches reports whether the selector selects g, as Agones'
+// GameServerSelector.Matches does with CountsAndLists on (matchCounters,
+// matchLists: available is capacity minus count, or minus the values; a
+// maximum of 0 is no maximum; a Counter or List the GameServer lacks
+// selects nothing). It does not evaluate matchExpressions or players.
+func (s deploySelector) matches(g deploySelectable) bool {
+	for k, v := range s.MatchLabels {
+		if g.labels[k] != v {
+			return false
+		}
+	}
+	if s.GameServerState != nil && *s.GameServerState != g.state {
+		return false
+	}
+	for name, sel := range s.Counters {
+		c, ok := g.counters[name]
+		if !ok {
+			return false
+		}
+		available := c[1] - c[0]
+		if available < sel.MinAvailable || (sel.MaxAvailable != 0 && available > sel.MaxAvailable) ||
+			c[0] < sel.MinCount || (sel.MaxCount != 0 && c[0] > sel.MaxCount) {
+			return false
+		}
+	}
+	for name, sel := range s.Lists {
+		l, ok := g.lists[name]
+		if !ok {
+			return false
+		}
+		available := l.capacity - int64(len(l.values))
+		if available < sel.MinAvailable || (sel.MaxAvailable != 0 && available > sel.MaxAvailable) ||
+			(sel.ContainsValue != "" && !slices.Contains(l.values, sel.ContainsValue)) {
+			return false
+		}
+	}
+	return true
+}
+
+// deployDocAllocation returns the spec of the GameServerAllocation for the
+// Fleet fleet that docs/deploy.md shows in a yaml block.
+func deployDocAllocation(t *testing.T, fleet string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployRoot, "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(b, -1) {
+		if !bytes.Contains(block[1], []byte("kind: GameServerAllocation")) || !bytes.Contains(block[1], []byte(fleet)) {
+			continue
+		}
+		m, err := kyaml.Parser().Unmarshal(block[1])
+		if err != nil {
+			t.Fatalf("docs/deploy.md's allocation for %s: %v", fleet, err)
+		}
+		spec, _ := m["spec"].(map[string]any)
+		return spec
+	}
+	t.Fatalf("docs/deploy.md shows no GameServerAllocation for %s", fleet)
+	return nil
+}
+
 // The high-density kit: the Fleet declares the Counter and Lists the
 // server's configuration names, the allocation adds to them, and the
 // autoscaler scales that Fleet on that Counter.
@@ -629,8 +728,10 @@ func TestDeployAgonesDensity(t *testing.T) {
 	if a.Matches != "list" || a.MaxMatches < 2 || cfg.MaxRooms < a.MaxMatches {
 		t.Errorf("agones.matches %q, max_matches %d, max_rooms %d: want list, at least 2, and max_rooms at least max_matches", a.Matches, a.MaxMatches, cfg.MaxRooms)
 	}
-	if c, ok := gs.Counters[a.RoomsCounter]; !ok || c.Count != 0 {
-		t.Errorf("counters.%s: %+v (present %v); want it declared, count 0", a.RoomsCounter, c, ok)
+	// The server sets the Counter's capacity, but a new GameServer starts
+	// with the template's, and the autoscaler adds servers by it.
+	if c, ok := gs.Counters[a.RoomsCounter]; !ok || c.Count != 0 || c.Capacity != int64(a.MaxMatches) {
+		t.Errorf("counters.%s: %+v (present %v); want it declared, count 0, capacity max_matches %d", a.RoomsCounter, c, ok, a.MaxMatches)
 	}
 	if l, ok := gs.Lists[a.MatchesList]; !ok || l.Capacity < int64(a.MaxMatches) {
 		t.Errorf("lists.%s: %+v (present %v); want capacity at least max_matches %d", a.MatchesList, l, ok, a.MaxMatches)
@@ -644,13 +745,6 @@ func TestDeployAgonesDensity(t *testing.T) {
 	spec, _ := alloc["spec"].(map[string]any)
 	j, _ := json.Marshal(spec)
 	var as struct {
-		Selectors []struct {
-			GameServerState string            `json:"gameServerState"`
-			MatchLabels     map[string]string `json:"matchLabels"`
-			Counters        map[string]struct {
-				MinAvailable int64 `json:"minAvailable"`
-			} `json:"counters"`
-		} `json:"selectors"`
 		Counters map[string]struct {
 			Action string `json:"action"`
 			Amount int64  `json:"amount"`
@@ -662,13 +756,67 @@ func TestDeployAgonesDensity(t *testing.T) {
 	if err := json.Unmarshal(j, &as); err != nil {
 		t.Fatal(err)
 	}
-	if len(as.Selectors) != 2 || as.Selectors[0].GameServerState != "Allocated" || as.Selectors[1].GameServerState != "Ready" {
-		t.Errorf("allocation selectors %+v: want Allocated first, then Ready", as.Selectors)
+	// The selectors, decoded as Agones' types: a misspelt field is an error
+	// here, where Agones would ignore it.
+	j, _ = json.Marshal(spec["selectors"])
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	var sels []deploySelector
+	if err := dec.Decode(&sels); err != nil {
+		t.Fatalf("allocation selectors: %v (Agones' GameServerSelector has no such field)", err)
 	}
-	for _, sel := range as.Selectors {
-		if sel.MatchLabels["agones.dev/fleet"] != fleetName || sel.Counters[a.RoomsCounter].MinAvailable < 1 {
-			t.Errorf("selector %+v: want the fleet %s and %s minAvailable 1", sel, fleetName, a.RoomsCounter)
+	if len(sels) != 2 || deployShow(sels[0].GameServerState) != "Allocated" || deployShow(sels[1].GameServerState) != "Ready" {
+		t.Errorf("allocation selectors %+v: want Allocated first, then Ready", sels)
+	}
+	for _, sel := range sels {
+		if len(sel.MatchExpressions) > 0 || sel.Players != nil {
+			t.Fatalf("selector %+v: matchExpressions or players, which this test does not evaluate", sel)
 		}
+	}
+	// What each selector must take and refuse, the GameServer in its
+	// state with the Fleet's labels: the Counter rooms and the List
+	// matches both with a free place, and not otherwise. The List full
+	// while the count lags is the case Agones would allocate and then drop
+	// the match's id from (a failed List action is only an event).
+	capacity := gs.Lists[a.MatchesList].Capacity
+	ids := func(n int64) []string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = fmt.Sprintf("match-%d", i)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name              string
+		count, countLimit int64 // the Counter rooms
+		listed            int64 // ids on the List matches
+		want              bool
+	}{
+		{"a free slot on both", 3, int64(a.MaxMatches), 3, true},
+		{"the List full, the count lagging", capacity - 1, capacity, capacity, false},
+		{"the Counter full", int64(a.MaxMatches), int64(a.MaxMatches), int64(a.MaxMatches) - 1, false},
+		{"the capacity held at the count (retiring)", 4, 4, 4, false},
+	} {
+		for _, sel := range sels {
+			g := deploySelectable{
+				labels:   map[string]string{"agones.dev/fleet": fleetName},
+				state:    deployShow(sel.GameServerState),
+				counters: map[string][2]int64{a.RoomsCounter: {c.count, c.countLimit}},
+				lists:    map[string]deployList{a.MatchesList: {capacity, ids(c.listed)}},
+			}
+			if got := sel.matches(g); got != c.want {
+				t.Errorf("selector for %s GameServers, %s (rooms %d of %d, matches %d of %d): selected %v, want %v",
+					g.state, c.name, c.count, c.countLimit, c.listed, capacity, got, c.want)
+			}
+		}
+	}
+	// docs/deploy.md shows the allocation: the file's, but for the id.
+	docSpec := deployDocAllocation(t, fleetName)
+	fileSpec := maps.Clone(spec)
+	delete(docSpec, "lists")
+	delete(fileSpec, "lists")
+	if !reflect.DeepEqual(docSpec, fileSpec) {
+		t.Errorf("docs/deploy.md's allocation for %s differs from allocation-density.yaml's (the lists aside):\n%v\n%v", fleetName, docSpec, fileSpec)
 	}
 	if c := as.Counters[a.RoomsCounter]; c.Action != "Increment" || c.Amount != 1 {
 		t.Errorf("allocation counters.%s %+v: want Increment 1", a.RoomsCounter, c)
@@ -868,20 +1016,9 @@ func TestDeployDoc(t *testing.T) {
 
 	// Every rewind_* metric the page names is registered by the server
 	// (server/metrics.go, and server/agones.go for the Agones ones).
-	var src []byte
-	files, _ := filepath.Glob(filepath.Join(deployRoot, "server", "*.go"))
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src = append(src, b...)
-	}
+	registered := monitoringRegistered(t)
 	for _, m := range regexp.MustCompile("`(rewind_[a-z_]+)").FindAllStringSubmatch(doc, -1) {
-		if !strings.Contains(string(src), `Name: "`+m[1]+`"`) {
+		if !registered[m[1]] {
 			t.Errorf("docs/deploy.md names %s, which the server does not register", m[1])
 		}
 	}
