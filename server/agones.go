@@ -135,6 +135,15 @@ func newAgonesMetrics(reg prometheus.Registerer) agonesMetrics {
 		hosting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "rewind_agones_matches",
 			Help: "Allocated matches this game server hosts."}),
 	}
+	// Every label value from the start: a series born at its first event
+	// would hide that event from rate() and increase().
+	for _, call := range []string{"ready", "health", "shutdown", "allocate", "counter", "list_remove",
+		"player_add", "player_remove", "player_capacity", "watch"} {
+		m.callErrors.WithLabelValues(call)
+	}
+	for _, reason := range []string{"no_match", "invalid", "repeated", "full", "draining", "retiring"} {
+		m.refused.WithLabelValues(reason)
+	}
 	reg.MustRegister(m.callErrors, m.healthWithheld, m.refused, m.hosting)
 	return m
 }
