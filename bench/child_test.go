@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,16 +29,6 @@ type child struct {
 	out   *bufio.Scanner
 	addr  string
 	mu    sync.Mutex
-}
-
-// cpus says which CPU the server (and the echoes) and the fleets run on:
-// apart, when the machine has two or more, so that the clients' work does
-// not count as the server's nor take its core.
-func cpus() (serverCPU, fleetCPU string) {
-	if runtime.NumCPU() < 2 {
-		return "", ""
-	}
-	return "0", "1"
 }
 
 // startChild starts the test binary as a part of the benchmark and waits

@@ -89,7 +89,7 @@ func waitServerTicks(tb testing.TB, srv *child, n int64) {
 	want := st.Ticks + n*int64(st.Rooms)
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
-	for deadline := time.Now().Add(time.Duration(n)*time.Second/tickRate + time.Minute); st.Ticks < want; <-poll.C {
+	for deadline := time.Now().Add(time.Duration(n)*time.Second/time.Duration(*tickRate) + time.Minute); st.Ticks < want; <-poll.C {
 		if time.Now().After(deadline) {
 			tb.Fatalf("the rooms simulated %d of the %d ticks awaited", st.Ticks-want+n*int64(st.Rooms), n*int64(st.Rooms))
 		}
@@ -112,20 +112,20 @@ func waitServerTicks(tb testing.TB, srv *child, n int64) {
 //	go test ./bench -run '^$' -bench RoomMemory -benchtime 1x
 func BenchmarkRoomMemory(b *testing.B) {
 	for b.Loop() {
-		env := []string{envRole + "=server"}
+		env := []string{envRole + "=server", envRate + "=" + strconv.Itoa(*tickRate)}
 		if *memProfile != "" {
 			env = append(env, envMemRate+"=1")
 		}
 		srv := startChild(b, "server", env...)
 		base := srv.mem(b)
 		srv.ask(b, fmt.Sprintf("open empty %d", *memEmpty))
-		waitServerTicks(b, srv, 2*tickRate)
+		waitServerTicks(b, srv, 2*int64(*tickRate))
 		empty := srv.mem(b)
-		fleet := startChild(b, "fleet", envRole+"=fleet", envAddr+"="+srv.addr, envMode+"=rewind")
+		fleet := startChild(b, "fleet", envRole+"=fleet", envAddr+"="+srv.addr, envMode+"=rewind", envRate+"="+strconv.Itoa(*tickRate))
 		for i := range *memRooms {
 			fleet.ask(b, fmt.Sprintf("room full%03d", i))
 		}
-		waitServerTicks(b, srv, 10*tickRate)
+		waitServerTicks(b, srv, 10*int64(*tickRate))
 		full := srv.mem(b)
 		if *memProfile != "" {
 			srv.ask(b, "heap "+*memProfile)

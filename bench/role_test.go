@@ -24,11 +24,12 @@ import (
 // environment says which part a process plays.
 const (
 	envRole = "REWIND_BENCH_ROLE" // server, echo-udp, echo-quic, fleet
-	envCPU  = "REWIND_BENCH_CPU"  // the CPU to pin the process to, if any
+	envCPU  = "REWIND_BENCH_CPU"  // the CPUs to bind the process to (a comma-separated list), if any
 	envAddr = "REWIND_BENCH_ADDR" // fleet: the server's address
 	envMode = "REWIND_BENCH_MODE" // fleet: loadgen.Mode
 	envSize = "REWIND_BENCH_SIZE" // fleet: a floor client's packet size; echo: the reply's size
 	envSeed = "REWIND_BENCH_SEED" // fleet: its seed
+	envRate = "REWIND_BENCH_RATE" // server: its tick (and snapshot) rate; fleet: a floor client's packet rate
 	// envProfile: write the process's CPU profile to this file
 	// (-capacity.cpuprofile).
 	envProfile = "REWIND_BENCH_CPUPROFILE"
@@ -56,13 +57,14 @@ func role(name string) int {
 	if r, err := strconv.Atoi(os.Getenv(envMemRate)); err == nil {
 		runtime.MemProfileRate = r
 	}
-	if cpu := os.Getenv(envCPU); cpu != "" {
-		n, err := strconv.Atoi(cpu)
+	if list := os.Getenv(envCPU); list != "" {
+		cpus, err := parseCPUs(list)
 		if err == nil {
-			err = pin(n)
+			err = pin(cpus)
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench %s: pin to CPU %s: %v\n", name, cpu, err)
+			fmt.Fprintf(os.Stderr, "bench %s: bind to CPUs %s: %v\n", name, list, err)
+			return 1
 		}
 	}
 	if path := os.Getenv(envProfile); path != "" {
@@ -116,11 +118,35 @@ func role(name string) int {
 	return 0
 }
 
-// pin binds every thread of the process to cpu; threads made later inherit
-// it from the thread that makes them.
-func pin(cpu int) error {
+// parseCPUs parses a comma-separated list of CPU numbers.
+func parseCPUs(list string) ([]int, error) {
+	var cpus []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a CPU number", f)
+		}
+		cpus = append(cpus, n)
+	}
+	return cpus, nil
+}
+
+// formatCPUs is the list parseCPUs parses.
+func formatCPUs(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
+}
+
+// pin binds every thread of the process to cpus; threads made later
+// inherit it from the thread that makes them.
+func pin(cpus []int) error {
 	var set unix.CPUSet
-	set.Set(cpu)
+	for _, c := range cpus {
+		set.Set(c)
+	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return err
@@ -164,10 +190,17 @@ type serverStats struct {
 	Drops  map[string]uint64
 	Halved uint64
 	Inputs map[string]uint64
+	// PlayerApplied is Applied by player, "room/name".
+	PlayerApplied map[string]uint64
 }
 
 func serverRole(ctx context.Context) (string, func(string) string, error) {
 	cfg := server.DefaultConfig()
+	if r, err := strconv.Atoi(os.Getenv(envRate)); err == nil {
+		// Every tick's snapshot, and the datagram budget in proportion.
+		cfg.MaxDatagramRate = cfg.MaxDatagramRate * r / cfg.TickRate
+		cfg.TickRate, cfg.SnapshotRate = r, r
+	}
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Admin.Listen = ""
 	cfg.MaxRooms = 4096
@@ -197,12 +230,14 @@ func serverRole(ctx context.Context) (string, func(string) string, error) {
 		}
 		var st serverStats
 		st.Rooms = len(rooms)
+		st.PlayerApplied = map[string]uint64{}
 		for _, r := range rooms {
 			st.Players += len(r.Players)
 			st.Ticks += r.Tick
 			st.TickTotal += r.TickTotal
 			st.Overruns += r.Overruns
 			for _, p := range r.Players {
+				st.PlayerApplied[r.ID+"/"+p.Name] = p.Applied
 				st.Applied += p.Applied
 				st.Snapshots += p.Snapshots
 				st.SnapshotBytes += p.SnapshotBytes
@@ -270,7 +305,9 @@ func echoRole(ctx context.Context, name string) (string, error) {
 func fleetRole(ctx context.Context) (string, func(string) string, error) {
 	size, _ := strconv.Atoi(os.Getenv(envSize))
 	seed, _ := strconv.ParseUint(os.Getenv(envSeed), 10, 64)
-	f, err := loadgen.New(loadgen.Config{Addr: os.Getenv(envAddr), Mode: loadgen.Mode(os.Getenv(envMode)), Size: size, Seed: seed})
+	rate, _ := strconv.Atoi(os.Getenv(envRate))
+	f, err := loadgen.New(loadgen.Config{Addr: os.Getenv(envAddr), Mode: loadgen.Mode(os.Getenv(envMode)), Size: size, Seed: seed,
+		Rate: rate, Classes: classes})
 	if err != nil {
 		return "", nil, err
 	}
@@ -291,7 +328,7 @@ func fleetRole(ctx context.Context) (string, func(string) string, error) {
 			f.Close()
 			return "ok"
 		case strings.HasPrefix(cmd, "room "):
-			actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 			defer cancel()
 			if err := f.AddRoom(actx, strings.TrimPrefix(cmd, "room ")); err != nil {
 				return "error: " + err.Error()

@@ -19,10 +19,11 @@ import (
 
 // client is one light client.
 type client struct {
-	f   *Fleet
-	id  uint32 // the session id (Rewind) or the fleet's own id (floors)
-	rng *rand.Rand
-	buf []byte
+	f    *Fleet
+	id   uint32 // the session id (Rewind) or the fleet's own id (floors)
+	rng  *rand.Rand
+	buf  []byte
+	rate int // packets a second: the floor's, or the Welcome's tick rate
 
 	// Rewind
 	conn      *quic.Conn
@@ -30,6 +31,7 @@ type client struct {
 	welcomeAt time.Time
 	startTick uint32
 	lag       uint16 // the view lag claimed, 1/256 tick
+	loadout   []uint8
 
 	mu       sync.Mutex // the receivers': opener, header, payload
 	opener   *channel.Opener
@@ -71,6 +73,9 @@ func (c *client) join(ctx context.Context, room string, i int) error {
 	}
 	j := protocol.Join{Version: protocol.Version, Room: room, Name: fmt.Sprintf("%s-%d", room, i), Team: uint8(1 + i%2),
 		InterpDelay: uint16(f.cfg.InterpDelay.Milliseconds()), Channels: protocol.ChannelSealed}
+	if n := len(f.cfg.Classes); n > 0 {
+		j.Class = f.cfg.Classes[i%n]
+	}
 	if _, err := protocol.WriteFrame(stream, nil, protocol.MsgJoin, protocol.AppendJoin(nil, &j)); err != nil {
 		return fail(fmt.Errorf("join: %w", err))
 	}
@@ -93,8 +98,11 @@ func (c *client) join(ctx context.Context, room string, i int) error {
 	if w.Channel != protocol.ChannelSealed {
 		return fail(fmt.Errorf("welcome: channel %d, not sealed", w.Channel))
 	}
-	if int(w.TickRate) != f.cfg.Rate {
-		return fail(fmt.Errorf("welcome: tick rate %d, the fleet sends at %d", w.TickRate, f.cfg.Rate))
+	if w.TickRate < 1 || w.TickRate > 1000 {
+		return fail(fmt.Errorf("welcome: tick rate %d, outside 1..1000", w.TickRate))
+	}
+	if len(w.Loadout) == 0 {
+		return fail(fmt.Errorf("welcome: an empty loadout"))
 	}
 	cs := conn.ConnectionState().TLS
 	up, down, err := channel.Keys(&cs, w.Session)
@@ -108,6 +116,8 @@ func (c *client) join(ctx context.Context, room string, i int) error {
 		return fail(err)
 	}
 	c.conn, c.id, c.welcomeAt, c.startTick = conn, w.Session, time.Now(), w.ServerTick
+	c.rate, c.loadout = int(w.TickRate), w.Loadout
+	c.script.Weapon = w.Loadout[c.rng.IntN(len(w.Loadout))]
 	c.payload = make([]byte, 0, channel.MaxPacket)
 	// The view lag an honest client on loopback claims: its interpolation
 	// delay and a tick.
@@ -192,7 +202,7 @@ func (c *client) floorPacket(p []byte) []byte {
 // for the tick the client estimates the server will simulate lead ticks
 // from now.
 func (c *client) sendInput(now time.Time, b *batch) {
-	period := c.f.period
+	period := time.Second / time.Duration(c.rate)
 	var est uint32
 	if c.haveSnap.Load() {
 		est = c.snapTick.Load() + 1 + uint32((now.UnixNano()-c.snapAt.Load())/int64(period))
@@ -242,17 +252,22 @@ func (c *client) sendInput(now time.Time, b *batch) {
 	b.add(p, c.f.raddr)
 }
 
-// next is the script's next input: runs in a direction for about a second,
-// turns, and fires in bursts.
+// next is the script's next input, the same in seconds at every tick rate:
+// runs in a direction for about a second, turns, fires in bursts (about
+// half a second on, half off), and takes another weapon of its loadout
+// about every 3 seconds.
 func (c *client) next() protocol.Input {
 	s := &c.script
-	if c.rng.IntN(20) == 0 {
+	if c.rng.IntN(c.rate) == 0 {
 		s.MoveX, s.MoveZ = int8(c.rng.IntN(255)-127), int8(c.rng.IntN(255)-127)
 	}
 	s.Yaw += uint16(c.rng.IntN(2049) - 1024)
 	s.Pitch = int16(c.rng.IntN(2001) - 1000)
-	if c.rng.IntN(10) == 0 {
+	if c.rng.IntN(max(1, c.rate/2)) == 0 {
 		s.Buttons ^= ecs.ButtonFire
+	}
+	if len(c.loadout) > 1 && c.rng.IntN(3*c.rate) == 0 {
+		s.Weapon = c.loadout[c.rng.IntN(len(c.loadout))]
 	}
 	if s.Buttons&ecs.ButtonFire != 0 {
 		c.shots++

@@ -39,9 +39,19 @@ type Config struct {
 	Mode Mode // default Rewind
 	// Players is how many clients a room gets (default 12).
 	Players int
-	// Rate is how many packets a client sends a second (default 20; Rewind
-	// clients use the rate of the server's Welcome).
+	// Rate is how many packets a floor client sends a second (default 20).
+	// Rewind clients send an input packet a tick, at the tick rate of
+	// their Welcome.
 	Rate int
+	// Classes are the classes a room's players join with, in turn (player
+	// i takes Classes[i%len(Classes)]); none: the server's default class.
+	// A Rewind client fires its loadout's weapons in turn, switching every
+	// few seconds, so a fleet of several classes fires every kind of
+	// weapon (projectiles among them).
+	Classes []string
+	// JoinTimeout bounds one attempt of a client to connect and join
+	// (default 10 s); AddRoom tries a client that timed out once more.
+	JoinTimeout time.Duration
 	// KeepAlive is the QUIC keep-alive period of a Rewind client's
 	// connection (default the Go SDK's client.KeepAlive's).
 	KeepAlive time.Duration
@@ -65,6 +75,7 @@ type Stats struct {
 	Slots         uint64 // send slots served
 	Disconnected  uint64 // clients whose connection ended
 	SnapshotTicks uint64 // snapshots received (Rewind)
+	Retried       uint64 // clients tried again after a join that timed out
 }
 
 // LateSlot is how late a send slot may be served before it counts as late.
@@ -73,22 +84,21 @@ const LateSlot = 5 * time.Millisecond
 // Fleet is a set of light clients sharing one process, one QUIC transport
 // and one socket for their packets.
 type Fleet struct {
-	cfg    Config
-	raddr  *net.UDPAddr
-	tls    *tls.Config
-	qudp   *net.UDPConn
-	tr     *quic.Transport
-	udp    *net.UDPConn     // the packets' socket
-	pc     *ipv4.PacketConn // its batch reads and writes
-	rng    *rand.Rand
-	period time.Duration
+	cfg   Config
+	raddr *net.UDPAddr
+	tls   *tls.Config
+	qudp  *net.UDPConn
+	tr    *quic.Transport
+	udp   *net.UDPConn     // the packets' socket
+	pc    *ipv4.PacketConn // its batch reads and writes
+	rng   *rand.Rand
 
 	mu      sync.Mutex
-	slots   [][]sender // by millisecond of the period: who sends then
+	slots   [][]sender // by millisecond of the second: who sends then
 	clients []*client
 	byID    sync.Map // uint32 session or client id → *client
 
-	sent, recv, sentBytes, recvBytes, dropped, late, served, gone, snaps atomic.Uint64
+	sent, recv, sentBytes, recvBytes, dropped, late, served, gone, snaps, retried atomic.Uint64
 }
 
 // sender is one light client, seen by the send loop.
@@ -114,6 +124,9 @@ func New(cfg Config) (*Fleet, error) {
 	if cfg.InterpDelay <= 0 {
 		cfg.InterpDelay = 100 * time.Millisecond
 	}
+	if cfg.JoinTimeout <= 0 {
+		cfg.JoinTimeout = 10 * time.Second
+	}
 	if cfg.Size <= 0 {
 		cfg.Size = 80
 	}
@@ -124,13 +137,15 @@ func New(cfg Config) (*Fleet, error) {
 	if !raddr.IP.IsLoopback() {
 		return nil, fmt.Errorf("loadgen: addr %s: only loopback addresses are a target", cfg.Addr)
 	}
+	if cfg.Rate > 1000 {
+		return nil, fmt.Errorf("loadgen: rate %d: at most 1000 packets a second", cfg.Rate)
+	}
 	f := &Fleet{cfg: cfg, raddr: raddr, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6c6f6164)),
-		period: time.Second / time.Duration(cfg.Rate),
-		tls:    &tls.Config{InsecureSkipVerify: true, NextProtos: []string{protocol.ALPN}}}
+		tls: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{protocol.ALPN}}}
 	if cfg.Mode == FloorQUIC {
 		f.tls.NextProtos = []string{EchoALPN}
 	}
-	f.slots = make([][]sender, f.period/time.Millisecond)
+	f.slots = make([][]sender, wheel)
 	local := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}
 	if f.udp, err = net.ListenUDP("udp4", local); err != nil {
 		return nil, fmt.Errorf("loadgen: %w", err)
@@ -178,12 +193,17 @@ func (f *Fleet) Stats() Stats {
 	f.mu.Unlock()
 	return Stats{Clients: n, Sent: f.sent.Load(), Recv: f.recv.Load(), SentBytes: f.sentBytes.Load(),
 		RecvBytes: f.recvBytes.Load(), Dropped: f.dropped.Load(), LateSlots: f.late.Load(), Slots: f.served.Load(),
-		Disconnected: f.gone.Load(), SnapshotTicks: f.snaps.Load()}
+		Disconnected: f.gone.Load(), SnapshotTicks: f.snaps.Load(), Retried: f.retried.Load()}
 }
 
 // Run sends every client's packets on its phase and reads the replies
 // until ctx ends.
+//
+// The first error of any of its loops stops the others, and Run returns
+// it; the sockets stay open (Close closes them).
 func (f *Fleet) Run(ctx context.Context) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	errs := make(chan error, 3)
 	go func() { errs <- f.read(ctx) }()
 	go func() { errs <- f.sendLoop(ctx) }()
@@ -198,28 +218,27 @@ func (f *Fleet) Run(ctx context.Context) error {
 	for range n {
 		if err := <-errs; err != nil && first == nil && ctx.Err() == nil {
 			first = err
-			f.udp.Close() // stop the others
+			stop()
 		}
 	}
 	return first
 }
 
 // AddRoom connects Players clients into room (Rewind), or Players floor
-// clients (the room name only labels them), and schedules them.
+// clients (the room name only labels them), and schedules them. A client
+// whose attempt to connect and join timed out (a loaded machine) is tried
+// once more; a refusal, or a second timeout, is an error.
 func (f *Fleet) AddRoom(ctx context.Context, room string) error {
 	for i := range f.cfg.Players {
 		f.mu.Lock()
-		phase := f.rng.IntN(len(f.slots))
 		seed := f.rng.Uint64()
 		id := uint32(len(f.clients) + 1)
 		f.mu.Unlock()
-		c := &client{f: f, id: id, rng: rand.New(rand.NewPCG(seed, uint64(i))), buf: make([]byte, 0, channel.MaxPacket)}
-		var err error
-		switch f.cfg.Mode {
-		case Rewind:
-			err = c.join(ctx, room, i)
-		case FloorQUIC:
-			err = c.dialEcho(ctx)
+		c := &client{f: f, id: id, rng: rand.New(rand.NewPCG(seed, uint64(i))), buf: make([]byte, 0, channel.MaxPacket), rate: f.cfg.Rate}
+		err := c.connect(ctx, room, i)
+		if err != nil && timedOut(err) && ctx.Err() == nil {
+			f.retried.Add(1)
+			err = c.connect(ctx, room, i)
 		}
 		if err != nil {
 			return fmt.Errorf("loadgen: room %s, client %d: %w", room, i, err)
@@ -229,10 +248,54 @@ func (f *Fleet) AddRoom(ctx context.Context, room string) error {
 		}
 		f.mu.Lock()
 		f.clients = append(f.clients, c)
-		f.slots[phase] = append(f.slots[phase], c)
+		for _, at := range sendSlots(c.rate, seed) {
+			f.slots[at] = append(f.slots[at], c)
+		}
 		f.mu.Unlock()
 	}
 	return nil
+}
+
+// connect makes one attempt, within the fleet's JoinTimeout, to connect
+// the client (a Rewind client joins room as its i-th player).
+func (c *client) connect(ctx context.Context, room string, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, c.f.cfg.JoinTimeout)
+	defer cancel()
+	switch c.f.cfg.Mode {
+	case Rewind:
+		return c.join(ctx, room, i)
+	case FloorQUIC:
+		return c.dialEcho(ctx)
+	}
+	return nil
+}
+
+// wheel is the number of the send loop's slots: one a millisecond, over a
+// second.
+const wheel = 1000
+
+// sendSlots are the slots of the wheel a client sending rate packets a
+// second sends in: rate of them, evenly spread from a random phase within
+// its first period (a rate that does not divide 1000 rounds each down to
+// its millisecond).
+func sendSlots(rate int, seed uint64) []int {
+	periodUS := uint64(1_000_000 / rate)
+	phase := seed % periodUS
+	at := make([]int, rate)
+	for k := range at {
+		at[k] = int((phase + uint64(k)*1_000_000/uint64(rate)) / 1000 % wheel)
+	}
+	return at
+}
+
+// timedOut reports whether err is a client's attempt that ran out of time
+// (its context's deadline, QUIC's handshake or idle timeout), not a refusal.
+func timedOut(err error) bool {
+	var idle *quic.IdleTimeoutError
+	var handshake *quic.HandshakeTimeoutError
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &idle) || errors.As(err, &handshake) ||
+		(errors.As(err, &ne) && ne.Timeout())
 }
 
 // batch is a send slot's packets, written in one sendmmsg.
@@ -281,7 +344,7 @@ func (f *Fleet) sendLoop(ctx context.Context) error {
 				}
 				f.served.Add(1)
 				f.mu.Lock()
-				due = append(due[:0], f.slots[served%int64(len(f.slots))]...)
+				due = append(due[:0], f.slots[served%wheel]...)
 				f.mu.Unlock()
 				for _, s := range due {
 					s.send(now, &b)

@@ -3,10 +3,13 @@ package loadgen
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rewind-gg/rewind/internal/servertest"
+	"github.com/rewind-gg/rewind/netshim"
+	"github.com/rewind-gg/rewind/server"
 )
 
 // until polls cond (a fleet's counters have no event to wait on) until it
@@ -135,5 +138,96 @@ func TestFleetPlaysARoom(t *testing.T) {
 	st := f.Stats()
 	if st.Dropped != 0 || st.Disconnected != 0 || st.SnapshotTicks < 4*30 {
 		t.Errorf("stats %+v: want no drops or disconnections, and snapshots opened", st)
+	}
+}
+
+// Rewind clients send at their Welcome's tick rate: against a 60 Hz
+// server, 60 inputs a second each, every one applied.
+func TestFleetFollowsTheWelcomesRate(t *testing.T) {
+	srv := servertest.Start(t, func(c *server.Config) { c.TickRate, c.SnapshotRate, c.MaxDatagramRate = 60, 60, 900 })
+	f, err := New(Config{Addr: srv.Addr().String(), Players: 2, Seed: 1, Rate: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFleet(t, f)
+	if err := f.AddRoom(context.Background(), "fast"); err != nil {
+		t.Fatal(err)
+	}
+	first := f.Stats()
+	start := time.Now()
+	until(t, "120 more inputs sent by each of 2 players", func() bool { return f.Stats().Sent >= first.Sent+2*120 })
+	// Two seconds' worth at 60 Hz: under 1.5 s for 240 packets says the
+	// clients did not send at the fleet's 20.
+	if took := time.Since(start); took < 1500*time.Millisecond || took > 8*time.Second {
+		t.Errorf("240 input packets took %v, want about 2 s (2 clients at 60 Hz)", took)
+	}
+}
+
+// The first error of a fleet's loops stops the others, and Run returns it
+// (it waited for ever when a Rewind fleet's transport reader was left).
+func TestFleetRunReturnsItsFirstError(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	f, err := New(Config{Addr: srv.Addr().String(), Players: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.AddRoom(context.Background(), "broken"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Run(context.Background()) }()
+	until(t, "snapshots read", func() bool { return f.Stats().SnapshotTicks > 0 })
+	f.udp.SetReadDeadline(time.Now()) // the packets' socket fails
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "loadgen: read") {
+			t.Errorf("Run returned %v, want the read's error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after its read loop failed")
+	}
+}
+
+// A join that times out (a loaded machine) is tried once more: through a
+// path that drops every packet until the first attempt has timed out, the
+// client joins on its second.
+func TestFleetRetriesAJoinThatTimedOut(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cut := netshim.Conditions{Loss: 1}
+	sh, err := netshim.Start(netshim.Config{Listen: "127.0.0.1:0", Target: srv.Addr().String(), Up: cut, Down: cut, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Close() })
+	f, err := New(Config{Addr: sh.Addr().String(), Players: 1, Seed: 1, JoinTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFleet(t, f)
+	joined := make(chan error, 1)
+	go func() { joined <- f.AddRoom(context.Background(), "retry") }()
+	until(t, "the first attempt timed out", func() bool { return f.Stats().Retried == 1 })
+	sh.SetConditions(netshim.Conditions{}, netshim.Conditions{})
+	if err := <-joined; err != nil {
+		t.Fatalf("AddRoom: %v", err)
+	}
+	if st := f.Stats(); st.Clients != 1 || st.Retried != 1 {
+		t.Errorf("stats %+v: want 1 client, joined on its second attempt", st)
+	}
+
+	// Two timeouts are an error.
+	sh.SetConditions(cut, cut)
+	f, err = New(Config{Addr: sh.Addr().String(), Players: 1, Seed: 1, JoinTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFleet(t, f)
+	err = f.AddRoom(context.Background(), "never")
+	if err == nil || !strings.Contains(err.Error(), "room never, client 0") {
+		t.Errorf("AddRoom through a dead path: %v, want an error naming the client", err)
+	}
+	if st := f.Stats(); st.Retried != 1 || st.Clients != 0 {
+		t.Errorf("stats %+v: want 1 join retried, no client", st)
 	}
 }
