@@ -20,11 +20,13 @@ import (
 
 var (
 	cores    = flag.Int("capacity.cores", 1, "the cores the Rewind server (and the floors) run on: its GOMAXPROCS and its CPUs, the first of those this process may use; the clients run on the rest, or share the server's when none are left")
+	procs    = flag.Int("capacity.gomaxprocs", 0, "the Rewind server's GOMAXPROCS (0: -capacity.cores)")
 	tickRate = flag.Int("capacity.tick-rate", 20, "the server's tick rate (and snapshot rate), and the clients' input rate: 20, 60 or 128")
 	maxRooms = flag.Int("capacity.max", 512, "the most rooms per core the capacity benchmark adds")
 	settle   = flag.Duration("capacity.settle", 2*time.Second, "how long the capacity benchmark lets a step settle before measuring it")
 	window   = flag.Duration("capacity.window", 5*time.Second, "how long the capacity benchmark measures each step")
 	profile  = flag.String("capacity.cpuprofile", "", "write the Rewind server's CPU profile to this file")
+	traceTo  = flag.String("capacity.trace", "", "write the Rewind server's execution trace of each step's window to this file, .ROOMS appended")
 	// roundsAt8: an odd number, so that the median is a round.
 	roundsAt8 = flag.Int("capacity.rounds", 3, "how many rounds of Rewind and the UDP floor at 8 rooms the capacity benchmark measures")
 	// layoutRooms: below the saturation BenchmarkCapacity finds, so that
@@ -189,7 +191,9 @@ type layout struct {
 }
 
 // single is one process on the -capacity.cores cores.
-func single() layout { return layout{procs: 1, gomaxprocs: *cores, cpus: *cores} }
+func single() layout {
+	return layout{procs: 1, gomaxprocs: cmp.Or(*procs, *cores), cpus: *cores}
+}
 
 // oneCore is one process on one core.
 var oneCore = layout{procs: 1, gomaxprocs: 1, cpus: 1}
@@ -364,7 +368,13 @@ func (r *rig) measure(tb testing.TB, settle, window time.Duration) step {
 	tb.Helper()
 	<-time.After(settle)
 	a := r.sample(tb)
+	if *traceTo != "" && r.isRewind {
+		r.servers[0].ask(tb, fmt.Sprintf("trace %s.%d", *traceTo, r.rooms))
+	}
 	<-time.After(window)
+	if *traceTo != "" && r.isRewind {
+		r.servers[0].ask(tb, "untrace")
+	}
 	b := r.sample(tb)
 	secs := b.at.Sub(a.at).Seconds()
 	roomSecs := float64(r.rooms) * secs

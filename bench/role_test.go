@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,8 @@ const (
 //	close         → fleet: closes its clients' connections; "ok"
 //	open PREFIX N → server: opens N rooms, PREFIX000 on (as the operator); "ok"
 //	mem           → server: a JSON object (memStats), after two collections
+//	trace FILE    → server: starts writing its execution trace to FILE; "ok"
+//	untrace       → server: stops it; "ok"
 //	heap FILE     → server: writes its heap profile to FILE; "ok"
 //
 // Its first line is "ready ADDR" (the address it serves on; the fleet's is
@@ -215,9 +218,30 @@ func serverRole(ctx context.Context) (string, func(string) string, error) {
 	if err := srv.Start(); err != nil {
 		return "", nil, err
 	}
+	var traced *os.File
 	answer := func(cmd string) string {
 		if a, ok := serverMemCommand(srv, cmd); ok {
 			return a
+		}
+		if file, ok := strings.CutPrefix(cmd, "trace "); ok {
+			f, err := os.Create(file)
+			if err == nil {
+				err = trace.Start(f)
+			}
+			if err != nil {
+				return "error: trace: " + err.Error()
+			}
+			traced = f
+			return "ok"
+		}
+		if cmd == "untrace" && traced != nil {
+			trace.Stop()
+			err := traced.Close()
+			traced = nil
+			if err != nil {
+				return "error: trace: " + err.Error()
+			}
+			return "ok"
 		}
 		if cmd != "stats" {
 			return fmt.Sprintf("error: unknown command %q", cmd)
