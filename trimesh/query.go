@@ -35,7 +35,8 @@ func (m *Mesh) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
 	if d == (geom.Vec3{}) || m.clear(o, o, 0, d, maxT, mask) {
 		return Hit{}, false
 	}
-	q := rayProbe(o, d, mask)
+	var q probe
+	q.setRay(o, d, mask)
 	return m.first(&q, maxT)
 }
 
@@ -65,8 +66,12 @@ func (m *Mesh) swept(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64) (lo, 
 	return lo, hi
 }
 
-func rayProbe(o, d geom.Vec3, mask Mask) probe {
-	return newProbe(probe{kind: kindRay, o: o, d: d, mask: mask, ray: newRay(o, d), bo: o})
+// setRay makes q the probe of a ray from o along d. Probes are made in
+// place, not returned: one is some 300 bytes, and a query's copies of it
+// cost as much as the rest of its setting up.
+func (q *probe) setRay(o, d geom.Vec3, mask Mask) {
+	*q = probe{kind: kindRay, o: o, d: d, mask: mask, ray: newRay(o, d), bo: o}
+	q.complete()
 }
 
 // SweepSphere returns the first triangle that a sphere of radius r > 0
@@ -80,12 +85,15 @@ func (m *Mesh) SweepSphere(c geom.Vec3, r float64, d geom.Vec3, maxT float64, ma
 	if !(r > 0) || m.clear(c, c, r, d, maxT, mask) {
 		return Hit{}, false
 	}
-	q := sphereProbe(c, r, d, mask)
+	var q probe
+	q.setSphere(c, r, d, mask)
 	return m.first(&q, maxT)
 }
 
-func sphereProbe(c geom.Vec3, r float64, d geom.Vec3, mask Mask) probe {
-	return newProbe(probe{kind: kindSphere, o: c, d: d, r: r, mask: mask, bo: c, h: geom.Vec3{X: r, Y: r, Z: r}})
+// setSphere makes q the probe of a sphere of radius r from c along d.
+func (q *probe) setSphere(c geom.Vec3, r float64, d geom.Vec3, mask Mask) {
+	*q = probe{kind: kindSphere, o: c, d: d, r: r, mask: mask, bo: c, h: geom.Vec3{X: r, Y: r, Z: r}}
+	q.complete()
 }
 
 // SweepCapsule returns the first triangle that a capsule (the points within
@@ -104,23 +112,26 @@ func (m *Mesh) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64
 	if !(r > 0) || m.clear(a, b, r, d, maxT, mask) {
 		return Hit{}, false
 	}
-	q := capsuleProbe(a, b, r, d, mask)
+	var q probe
+	q.setCapsule(a, b, r, d, mask)
 	return m.first(&q, maxT)
 }
 
-func capsuleProbe(a, b geom.Vec3, r float64, d geom.Vec3, mask Mask) probe {
+// setCapsule makes q the probe of the capsule a–b of radius r along d.
+func (q *probe) setCapsule(a, b geom.Vec3, r float64, d geom.Vec3, mask Mask) {
 	h := b.Sub(a).Scale(0.5)
 	h = geom.Vec3{X: abs(h.X) + r, Y: abs(h.Y) + r, Z: abs(h.Z) + r}
-	return newProbe(probe{kind: kindCapsule, o: a, b: b, d: d, r: r, mask: mask, bo: a.Lerp(b, 0.5), h: h})
+	*q = probe{kind: kindCapsule, o: a, b: b, d: d, r: r, mask: mask, bo: a.Lerp(b, 0.5), h: h}
+	q.complete()
 }
 
-// newProbe completes q for the slab test: the inverse direction, each
+// complete completes q for the slab test: the inverse direction, each
 // axis's near plane and the half extents signed to match. A zero direction
 // component gets the largest finite inverse rather than an infinite one:
 // the moving box then never crosses that axis's slab, entering it at −∞ or
 // +∞ (or at 0, if it starts on the slab's boundary, instead of the NaN that
 // 0·∞ would give and the comparisons could not order).
-func newProbe(q probe) probe {
+func (q *probe) complete() {
 	d, h := q.d.Array(), q.h.Array()
 	var hs [3]float64
 	for i := range 3 {
@@ -134,7 +145,6 @@ func newProbe(q probe) probe {
 		}
 	}
 	q.hs = geom.FromArray(hs)
-	return q
 }
 
 // OverlapCapsule appends to out a Contact for every triangle closer than r
