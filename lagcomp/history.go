@@ -89,8 +89,19 @@ func (h *History) PoseAt(tick int64, e ecs.Entity) (Pose, bool) {
 // This is what the TimeMachine places, and what tools that show a rewind
 // draw.
 func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
+	poses, t, framed := h.posesAt(t, out)
+	if framed { // the frame itself: out's own copy
+		return append(out, poses...), t
+	}
+	return poses, t
+}
+
+// posesAt is PosesAt, except that a time of one frame (no interpolation)
+// returns that frame itself, to be read and not kept (framed), rather than
+// out with a copy of it appended: the time machine places hitboxes from it.
+func (h *History) posesAt(t ecs.ViewTime, out []Pose) (poses []Pose, at ecs.ViewTime, framed bool) {
 	if h.count == 0 {
-		return out, t
+		return out, t, false
 	}
 	if ta, tb, _ := t.Between(); t.Spanned() && (ta < h.Oldest() || tb > h.newest) {
 		t.Back, t.Span = 0, 0
@@ -104,20 +115,22 @@ func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
 	ta, tb, frac := t.Between()
 	a, _ := h.Frame(ta)
 	if frac == 0 {
-		return append(out, a...), t
+		return a, t, true
 	}
 	b, _ := h.Frame(tb)
 	j := 0
 	for _, p := range a {
-		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
-			j++
+		if !(j < len(b) && b[j].Entity == p.Entity) { // else the frames go on alike
+			for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
+				j++
+			}
 		}
 		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport && (!t.Spanned() || !h.teleported(p.Entity, ta+1, tb-1)) {
 			p.Pos = p.Pos.Lerp(b[j].Pos, frac)
 		}
 		out = append(out, p)
 	}
-	return out, t
+	return out, t, false
 }
 
 // teleported reports whether e teleported (or was absent: dead, gone) at

@@ -22,8 +22,11 @@ func NewTimeMachine(history *History, world *CollisionWorld) *TimeMachine {
 // time outside the history is clamped to the oldest or newest frame. It
 // returns the time actually travelled to.
 func (tm *TimeMachine) TravelTo(t ecs.ViewTime) ecs.ViewTime {
-	tm.scratch, t = tm.history.PosesAt(t, tm.scratch[:0])
-	tm.world.placeHitboxes(tm.scratch)
+	poses, t, framed := tm.history.posesAt(t, tm.scratch[:0])
+	if !framed {
+		tm.scratch = poses
+	}
+	tm.world.placeHitboxes(poses)
 	tm.at = t
 	return t
 }
