@@ -211,7 +211,7 @@ func (n *Near) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
 	if m == nil || len(m.tris) == 0 {
 		return Hit{}, false
 	}
-	lo, hi := m.swept(o, o, 0, d, maxT)
+	lo, hi := m.sweptPoint(o, 0, d, maxT)
 	if d == (geom.Vec3{}) || !n.around(lo, hi, mask) {
 		return m.Raycast(o, d, maxT, mask)
 	}

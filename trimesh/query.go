@@ -32,7 +32,7 @@ type Contact struct {
 // triangles hits at least one of them, so no ray passes through the cracks
 // of a closed mesh, whatever the rounding.
 func (m *Mesh) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if d == (geom.Vec3{}) || m.clear(o, o, 0, d, maxT, mask) {
+	if d == (geom.Vec3{}) || m.clearPoint(o, 0, d, maxT, mask) {
 		return Hit{}, false
 	}
 	var q probe
@@ -52,6 +52,15 @@ func (m *Mesh) clear(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask 
 	return m.cols.empty(lo, hi, mask)
 }
 
+// clearPoint is clear for a ray or a sphere: a segment of one point.
+func (m *Mesh) clearPoint(o geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) bool {
+	if len(m.tris) == 0 || !(maxT >= 0 && maxT < math.Inf(1)) {
+		return false // first answers these
+	}
+	lo, hi := m.sweptPoint(o, r, d, maxT)
+	return m.cols.empty(lo, hi, mask)
+}
+
 // swept returns the box of the segment a–b, swept along d for maxT and
 // grown by r and by twice the pad: every triangle a query of that shape
 // can be asked about has a box that meets it (not a finite box when maxT
@@ -63,6 +72,16 @@ func (m *Mesh) swept(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64) (lo, 
 	ex, ey, ez := d.X*maxT, d.Y*maxT, d.Z*maxT
 	lo = geom.Vec3{X: min(a.X, b.X) + min(ex, 0) - g, Y: min(a.Y, b.Y) + min(ey, 0) - g, Z: min(a.Z, b.Z) + min(ez, 0) - g}
 	hi = geom.Vec3{X: max(a.X, b.X) + max(ex, 0) + g, Y: max(a.Y, b.Y) + max(ey, 0) + g, Z: max(a.Z, b.Z) + max(ez, 0) + g}
+	return lo, hi
+}
+
+// sweptPoint is swept(o, o, r, d, maxT), without the min and max of each
+// coordinate with itself (which is that coordinate).
+func (m *Mesh) sweptPoint(o geom.Vec3, r float64, d geom.Vec3, maxT float64) (lo, hi geom.Vec3) {
+	g := r + 2*m.pad
+	ex, ey, ez := d.X*maxT, d.Y*maxT, d.Z*maxT
+	lo = geom.Vec3{X: o.X + min(ex, 0) - g, Y: o.Y + min(ey, 0) - g, Z: o.Z + min(ez, 0) - g}
+	hi = geom.Vec3{X: o.X + max(ex, 0) + g, Y: o.Y + max(ey, 0) + g, Z: o.Z + max(ez, 0) + g}
 	return lo, hi
 }
 
@@ -82,7 +101,7 @@ func (q *probe) setRay(o, d geom.Vec3, mask Mask) {
 // point to c, as [Mesh.OverlapCapsule] gives it (the face normal on c's side
 // when c lies within 1e-9 m of the triangle, the front when in its plane).
 func (m *Mesh) SweepSphere(c geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if !(r > 0) || m.clear(c, c, r, d, maxT, mask) {
+	if !(r > 0) || m.clearPoint(c, r, d, maxT, mask) {
 		return Hit{}, false
 	}
 	var q probe
