@@ -312,14 +312,9 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 			w.hitboxOf[id] = i
 			last.Created++
 		}
-		capsule := p.Hitbox.Capsule(p.Pos, p.Crouched)
-		headY := math.Inf(1)
-		if p.Hitbox.HeadHeight > 0 {
-			headY = p.Pos.Y + p.Hitbox.Top(p.Crouched) - p.Hitbox.HeadHeight
-		}
 		c := &w.cols[i]
-		c.Entity, c.Owner, c.Team, c.Kind = p.Entity, p.Entity, p.Team, KindHitbox
-		c.Capsule, c.HeadY, c.bounds, c.epoch = capsule, headY, capsuleBounds(capsule), epoch
+		c.Entity, c.Owner, c.Kind = p.Entity, p.Entity, KindHitbox
+		setHitbox(c, p, p.Pos, epoch)
 		next = append(next, i)
 	}
 	for _, i := range w.hitboxes {
@@ -338,6 +333,52 @@ func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 	w.last = last
 	w.spare, w.hitboxes = w.hitboxes, next
 	w.moving.update(w.cols, epoch, next, same)
+	w.updateBounds()
+}
+
+// holds reports whether the hitboxes placed are those of poses' entities,
+// in poses' order: placing poses then only moves each (beginMove,
+// moveHitbox, endMove), as placeHitboxes would.
+func (w *CollisionWorld) holds(poses []Pose) bool {
+	if len(poses) != len(w.hitboxes) {
+		return false
+	}
+	for k, i := range w.hitboxes {
+		if w.cols[i].Entity != poses[k].Entity {
+			return false
+		}
+	}
+	return true
+}
+
+// beginMove starts moving the hitboxes placed (holds), and returns the
+// placement's epoch.
+func (w *CollisionWorld) beginMove() uint64 {
+	w.epoch++
+	return w.epoch
+}
+
+// moveHitbox moves the k-th hitbox placed to pose p, its feet at pos.
+func (w *CollisionWorld) moveHitbox(k int, epoch uint64, p *Pose, pos geom.Vec3) {
+	setHitbox(&w.cols[w.hitboxes[k]], p, pos, epoch)
+}
+
+// setHitbox makes hitbox collider c pose p's of placement epoch, its feet
+// at pos (p's, or where the time machine moved them).
+func setHitbox(c *Collider, p *Pose, pos geom.Vec3, epoch uint64) {
+	capsule := p.Hitbox.Capsule(pos, p.Crouched)
+	headY := math.Inf(1)
+	if p.Hitbox.HeadHeight > 0 {
+		headY = pos.Y + p.Hitbox.Top(p.Crouched) - p.Hitbox.HeadHeight
+	}
+	c.Team = p.Team
+	c.Capsule, c.HeadY, c.bounds, c.epoch = capsule, headY, capsuleBounds(capsule), epoch
+}
+
+// endMove ends the placement of epoch that moved every hitbox placed.
+func (w *CollisionWorld) endMove(epoch uint64) {
+	w.last = TravelStats{Moved: len(w.hitboxes)}
+	w.moving.update(w.cols, epoch, w.hitboxes, true)
 	w.updateBounds()
 }
 
