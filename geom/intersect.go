@@ -129,26 +129,34 @@ func RayAABB(o, d Vec3, maxT float64, b AABB) (float64, bool) {
 // RaySpan returns the part [tmin, tmax] of the ray from o along the unit
 // direction d, within [0, maxT], that lies in the box.
 func RaySpan(o, d Vec3, maxT float64, b AABB) (float64, float64, bool) {
-	tmin, tmax := 0.0, maxT
-	for axis := range 3 {
-		oi, di, lo, hi := comp(o, axis), comp(d, axis), comp(b.Min, axis), comp(b.Max, axis)
-		if di == 0 {
-			if oi < lo || oi > hi {
-				return 0, 0, false
-			}
-			continue
-		}
-		inv := 1 / di
-		t1, t2 := (lo-oi)*inv, (hi-oi)*inv
-		if t1 > t2 {
-			t1, t2 = t2, t1
-		}
-		tmin, tmax = max(tmin, t1), min(tmax, t2)
-		if tmin > tmax {
-			return 0, 0, false
-		}
+	tmin, tmax, ok := slab(o.X, d.X, b.Min.X, b.Max.X, 0, maxT)
+	if ok {
+		tmin, tmax, ok = slab(o.Y, d.Y, b.Min.Y, b.Max.Y, tmin, tmax)
+	}
+	if ok {
+		tmin, tmax, ok = slab(o.Z, d.Z, b.Min.Z, b.Max.Z, tmin, tmax)
+	}
+	if !ok {
+		return 0, 0, false
 	}
 	return tmin, tmax, true
+}
+
+// slab narrows the ray's span [tmin, tmax] to the slab lo–hi of one axis,
+// along which the ray starts at oi and moves by di; false when nothing is
+// left. RaySpan takes the axes in turn, written out: it is on every
+// sweep's path.
+func slab(oi, di, lo, hi, tmin, tmax float64) (float64, float64, bool) {
+	if di == 0 {
+		return tmin, tmax, !(oi < lo || oi > hi)
+	}
+	inv := 1 / di
+	t1, t2 := (lo-oi)*inv, (hi-oi)*inv
+	if t1 > t2 {
+		t1, t2 = t2, t1
+	}
+	tmin, tmax = max(tmin, t1), min(tmax, t2)
+	return tmin, tmax, !(tmin > tmax)
 }
 
 func comp(v Vec3, axis int) float64 {

@@ -316,3 +316,58 @@ func TestSegmentClosest(t *testing.T) {
 		}
 	}
 }
+
+// referenceRaySpan is RaySpan as first written, a loop over the axes: the
+// answers the written-out one must give, bit for bit.
+func referenceRaySpan(o, d Vec3, maxT float64, b AABB) (float64, float64, bool) {
+	tmin, tmax := 0.0, maxT
+	for axis := range 3 {
+		oi, di, lo, hi := comp(o, axis), comp(d, axis), comp(b.Min, axis), comp(b.Max, axis)
+		if di == 0 {
+			if oi < lo || oi > hi {
+				return 0, 0, false
+			}
+			continue
+		}
+		inv := 1 / di
+		t1, t2 := (lo-oi)*inv, (hi-oi)*inv
+		if t1 > t2 {
+			t1, t2 = t2, t1
+		}
+		tmin, tmax = max(tmin, t1), min(tmax, t2)
+		if tmin > tmax {
+			return 0, 0, false
+		}
+	}
+	return tmin, tmax, true
+}
+
+// TestRaySpanMatchesReference casts rays from inside, outside and on the
+// faces of boxes, along axes (zero components of either sign), at random,
+// with NaN and infinite lengths, and compares both answers bit for bit.
+func TestRaySpanMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 90))
+	pick := func() float64 {
+		switch rng.IntN(8) {
+		case 0:
+			return 0
+		case 1:
+			return math.Copysign(0, -1)
+		case 2:
+			return float64(rng.IntN(5) - 2)
+		}
+		return rng.Float64()*20 - 10
+	}
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || (x != x && y != y) }
+	for i := range 200000 {
+		lo := V(pick(), pick(), pick())
+		b := AABB{Min: lo, Max: lo.Add(V(math.Abs(pick()), math.Abs(pick()), math.Abs(pick())))}
+		o, d := V(pick(), pick(), pick()), V(pick(), pick(), pick())
+		maxT := []float64{math.Abs(pick()), math.Inf(1), math.NaN(), 5}[rng.IntN(4)]
+		t0, t1, ok := RaySpan(o, d, maxT, b)
+		r0, r1, rok := referenceRaySpan(o, d, maxT, b)
+		if ok != rok || !same(t0, r0) || !same(t1, r1) {
+			t.Fatalf("case %d: RaySpan(%v, %v, %v, %v) = %v, %v, %v; the reference gives %v, %v, %v", i, o, d, maxT, b, t0, t1, ok, r0, r1, rok)
+		}
+	}
+}

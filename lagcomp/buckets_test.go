@@ -1,7 +1,12 @@
 package lagcomp
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/rewind-gg/rewind/ecs"
 )
@@ -158,5 +163,160 @@ func TestCompensatorPresentOnlyNeverTravels(t *testing.T) {
 	}
 	if w.epoch != before {
 		t.Error("resolving at the present must not travel")
+	}
+}
+
+// referenceBuckets is Fill as it was first written (a linear search for
+// each item's time, then a counting sort by time and kind): the contract
+// the faster Fill must keep, item for item.
+type referenceBuckets struct {
+	keys    []ecs.ViewTime
+	of      []int32
+	rank    []int32
+	order   []int32
+	counts  []int32
+	sorted  []Item
+	buckets []Bucket
+}
+
+func (b *referenceBuckets) Fill(items []Item) []Bucket {
+	b.keys, b.of = b.keys[:0], b.of[:0]
+	maxKind := 0
+	last := -1
+	for _, it := range items {
+		k := last
+		if k < 0 || b.keys[k] != it.Time {
+			k = slices.Index(b.keys, it.Time)
+			if k < 0 {
+				b.keys = append(b.keys, it.Time)
+				k = len(b.keys) - 1
+			}
+			last = k
+		}
+		b.of = append(b.of, int32(k))
+		maxKind = max(maxKind, int(it.Kind))
+	}
+	nk := maxKind + 1
+	b.order = b.order[:0]
+	for k := range b.keys {
+		b.order = append(b.order, int32(k))
+	}
+	slices.SortFunc(b.order, func(x, y int32) int {
+		tx, ty := b.keys[x], b.keys[y]
+		switch {
+		case tx.Less(ty):
+			return -1
+		case ty.Less(tx):
+			return 1
+		}
+		return 0
+	})
+	b.rank = resize(b.rank, len(b.keys))
+	for r, k := range b.order {
+		b.rank[k] = int32(r)
+	}
+	// Counting sort by (rank, kind): stable, so items keep their given order.
+	groups := len(b.keys) * nk
+	b.counts = resize(b.counts, groups+1)
+	clear(b.counts)
+	for i, it := range items {
+		b.counts[int(b.rank[b.of[i]])*nk+int(it.Kind)+1]++
+	}
+	for g := 1; g <= groups; g++ {
+		b.counts[g] += b.counts[g-1]
+	}
+	// Grown with headroom (not to the exact size), so a count that creeps up
+	// tick by tick does not reallocate each time it sets a record.
+	b.sorted = slices.Grow(b.sorted[:0], len(items))[:len(items)]
+	for i, it := range items {
+		g := int(b.rank[b.of[i]])*nk + int(it.Kind)
+		b.sorted[b.counts[g]] = it
+		b.counts[g]++
+	}
+	// counts[g] is now the end of group g; bucket r spans groups r*nk..r*nk+nk-1.
+	b.buckets = b.buckets[:0]
+	start := int32(0)
+	for r, k := range b.order {
+		end := b.counts[r*nk+nk-1]
+		b.buckets = append(b.buckets, Bucket{Time: b.keys[k], Items: b.sorted[start:end]})
+		start = end
+	}
+	return b.buckets
+}
+
+// TestBucketsMatchReference fills random items, of one kind or several,
+// with times repeated, spanned, of a −0 fraction and NaN, and compares every
+// bucket with the reference's.
+func TestBucketsMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 30))
+	e := entities(600)
+	var fast Buckets
+	var ref referenceBuckets
+	for round := range 400 {
+		n := rng.IntN(600)
+		kinds := 1 + rng.IntN(4)
+		times := 1 + rng.IntN(40)
+		items := make([]Item, n)
+		for i := range items {
+			tm := ecs.ViewTime{Tick: 100 - int64(rng.IntN(times)), Frac: float64(rng.IntN(4)) / 4}
+			switch rng.IntN(20) {
+			case 0:
+				tm.Back, tm.Span = uint8(rng.IntN(2)), 2
+			case 1:
+				tm.Frac = math.Copysign(0, -1)
+			case 2:
+				tm.Frac = math.NaN()
+			}
+			items[i] = Item{Entity: e[rng.IntN(len(e))], Kind: uint8(2 * rng.IntN(kinds)), Time: tm}
+		}
+		got, want := fast.Fill(items), ref.Fill(items)
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d buckets, want %d", round, len(got), len(want))
+		}
+		for i := range want {
+			if !sameTime(got[i].Time, want[i].Time) || len(got[i].Items) != len(want[i].Items) {
+				t.Fatalf("round %d: bucket %d at %+v with %d items, want %+v with %d", round, i,
+					got[i].Time, len(got[i].Items), want[i].Time, len(want[i].Items))
+			}
+			for j, w := range want[i].Items {
+				if g := got[i].Items[j]; g.Entity != w.Entity || g.Kind != w.Kind || !sameTime(g.Time, w.Time) {
+					t.Fatalf("round %d: bucket %d item %d = %+v, want %+v", round, i, j, g, w)
+				}
+			}
+		}
+	}
+}
+
+// sameTime compares view times bit for bit.
+func sameTime(a, b ecs.ViewTime) bool {
+	return a.Tick == b.Tick && math.Float64bits(a.Frac) == math.Float64bits(b.Frac) && a.Back == b.Back && a.Span == b.Span
+}
+
+// BenchmarkBucketsFill fills the benchmark room's items (500, 12 times,
+// in the order a tick gives them) with Fill and with the reference, in the
+// same loop, and reports both and the ratio.
+func BenchmarkBucketsFill(b *testing.B) {
+	for _, kinds := range []int{1, 3} {
+		b.Run(fmt.Sprintf("kinds-%d", kinds), func(b *testing.B) {
+			e := entities(500)
+			items := make([]Item, 500)
+			for i := range items {
+				items[i] = Item{Entity: e[i], Kind: uint8(1 + i%kinds), Time: vt(90 + float64(i%12)*0.5)}
+			}
+			var fast Buckets
+			var ref referenceBuckets
+			var tf, tr time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				fast.Fill(items)
+				t1 := time.Now()
+				ref.Fill(items)
+				tf, tr = tf+t1.Sub(t0), tr+time.Since(t1)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(tf.Nanoseconds())/n, "fill-ns")
+			b.ReportMetric(float64(tr.Nanoseconds())/n, "reference-ns")
+			b.ReportMetric(float64(tr)/float64(tf), "speedup")
+		})
 	}
 }

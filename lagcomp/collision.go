@@ -291,49 +291,106 @@ type Pose struct {
 // already placed are moved, missing ones created, extra ones removed.
 func (w *CollisionWorld) placeHitboxes(poses []Pose) {
 	w.epoch++
-	w.last = TravelStats{}
-	next := w.spare[:0]
-	for _, p := range poses {
+	epoch := w.epoch
+	var last TravelStats
+	next := w.spare[:0] // a local: no write barrier's check per append
+	for k := range poses {
+		p := &poses[k]
 		id := int(p.Entity.ID())
 		for id >= len(w.hitboxOf) {
 			w.hitboxOf = append(w.hitboxOf, -1)
 		}
 		i := w.hitboxOf[id]
 		if i >= 0 && w.cols[i].Entity == p.Entity {
-			w.last.Moved++
+			last.Moved++
 		} else {
 			if i >= 0 { // a removed entity whose index was recycled
 				w.release(i)
-				w.last.Removed++
+				last.Removed++
 			}
 			i = w.alloc()
 			w.hitboxOf[id] = i
-			w.last.Created++
+			last.Created++
 		}
 		c := &w.cols[i]
-		c.Entity, c.Owner, c.Team, c.Kind = p.Entity, p.Entity, p.Team, KindHitbox
-		c.Capsule = p.Hitbox.Capsule(p.Pos, p.Crouched)
-		c.HeadY = math.Inf(1)
-		if p.Hitbox.HeadHeight > 0 {
-			c.HeadY = p.Pos.Y + p.Hitbox.Top(p.Crouched) - p.Hitbox.HeadHeight
-		}
-		c.bounds = c.Capsule.Bounds()
-		c.epoch = w.epoch
+		c.Entity, c.Owner, c.Kind = p.Entity, p.Entity, KindHitbox
+		setHitbox(c, p, p.Pos, epoch)
 		next = append(next, i)
 	}
 	for _, i := range w.hitboxes {
 		c := &w.cols[i]
-		if c.Kind == KindHitbox && c.epoch != w.epoch {
+		if c.Kind == KindHitbox && c.epoch != epoch {
 			if w.hitboxOf[c.Entity.ID()] == i {
 				w.hitboxOf[c.Entity.ID()] = -1
 			}
 			w.release(i)
-			w.last.Removed++
+			last.Removed++
 		}
 	}
+	// The same hitboxes as the last placement's: none created, none
+	// removed, and as many (no entity twice).
+	same := last.Created == 0 && last.Removed == 0 && len(next) == len(w.hitboxes)
+	w.last = last
 	w.spare, w.hitboxes = w.hitboxes, next
-	w.moving.update(w.cols, w.epoch, w.hitboxes)
+	w.moving.update(w.cols, epoch, next, same)
 	w.updateBounds()
+}
+
+// holds reports whether the hitboxes placed are those of poses' entities,
+// in poses' order: placing poses then only moves each (beginMove,
+// moveHitbox, endMove), as placeHitboxes would.
+func (w *CollisionWorld) holds(poses []Pose) bool {
+	if len(poses) != len(w.hitboxes) {
+		return false
+	}
+	for k, i := range w.hitboxes {
+		if w.cols[i].Entity != poses[k].Entity {
+			return false
+		}
+	}
+	return true
+}
+
+// beginMove starts moving the hitboxes placed (holds), and returns the
+// placement's epoch.
+func (w *CollisionWorld) beginMove() uint64 {
+	w.epoch++
+	return w.epoch
+}
+
+// moveHitbox moves the k-th hitbox placed to pose p, its feet at pos.
+func (w *CollisionWorld) moveHitbox(k int, epoch uint64, p *Pose, pos geom.Vec3) {
+	setHitbox(&w.cols[w.hitboxes[k]], p, pos, epoch)
+}
+
+// setHitbox makes hitbox collider c pose p's of placement epoch, its feet
+// at pos (p's, or where the time machine moved them).
+func setHitbox(c *Collider, p *Pose, pos geom.Vec3, epoch uint64) {
+	capsule := p.Hitbox.Capsule(pos, p.Crouched)
+	headY := math.Inf(1)
+	if p.Hitbox.HeadHeight > 0 {
+		headY = pos.Y + p.Hitbox.Top(p.Crouched) - p.Hitbox.HeadHeight
+	}
+	c.Team = p.Team
+	c.Capsule, c.HeadY, c.bounds, c.epoch = capsule, headY, capsuleBounds(capsule), epoch
+}
+
+// endMove ends the placement of epoch that moved every hitbox placed.
+func (w *CollisionWorld) endMove(epoch uint64) {
+	w.last = TravelStats{Moved: len(w.hitboxes)}
+	w.moving.update(w.cols, epoch, w.hitboxes, true)
+	w.updateBounds()
+}
+
+// capsuleBounds is c.Bounds() (geom.SegmentBounds) for a hitbox's
+// vertical capsule: its ends differ only in Y.
+func capsuleBounds(c geom.Capsule) geom.AABB {
+	lo, hi := c.A.Y, c.B.Y
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	r := c.Radius
+	return geom.AABB{Min: geom.Vec3{X: c.A.X - r, Y: lo - r, Z: c.A.Z - r}, Max: geom.Vec3{X: c.A.X + r, Y: hi + r, Z: c.A.Z + r}}
 }
 
 // LastTravel returns what the last placement of hitboxes did.

@@ -450,3 +450,52 @@ func TestTeamZeroIsATeam(t *testing.T) {
 		t.Error("with friendly fire it should hit")
 	}
 }
+
+// TestSweepXMovedIsUpdate moves a list's colliders (many keep their X
+// order, some cross, a few share a Min.X) and compares update told the
+// placement is the same set with update left to find out: the same list,
+// bounds, widest, union and marks, bit for bit.
+func TestSweepXMovedIsUpdate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 50))
+	f := func(lo, hi float64) float64 { return lo + rng.Float64()*(hi-lo) }
+	for n := range 20 {
+		cols := make([]Collider, n+3) // some unused, as a world's freed slots are
+		placed := rng.Perm(len(cols))[:n]
+		var s sweepX
+		epoch := uint64(1)
+		var ids []int32
+		for _, i := range placed {
+			ids = append(ids, int32(i))
+		}
+		place := func() {
+			for _, i := range ids {
+				x := f(-20, 20)
+				if rng.IntN(6) == 0 {
+					x = 3 // ties of Min.X
+				}
+				r := f(0.2, 1)
+				cols[i].Kind, cols[i].epoch = KindHitbox, epoch
+				cols[i].bounds = geom.AABB{Min: geom.V(x-r, f(-1, 0), f(-5, 5)), Max: geom.V(x+r, f(1, 2), f(5, 6))}
+			}
+		}
+		place()
+		s.update(cols, epoch, ids, false)
+		for round := range 50 {
+			epoch++
+			rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			place()
+			colsB := slices.Clone(cols)
+			b := sweepX{col: slices.Clone(s.col), bounds: slices.Clone(s.bounds), widest: s.widest, union: s.union}
+			s.update(cols, epoch, ids, true)
+			b.update(colsB, epoch, ids, false)
+			if !slices.Equal(s.col, b.col) || !slices.Equal(s.bounds, b.bounds) || math.Float64bits(s.widest) != math.Float64bits(b.widest) || s.union != b.union {
+				t.Fatalf("%d colliders, round %d: moved gives %v %v %v %v, update %v %v %v %v", n, round, s.col, s.bounds, s.widest, s.union, b.col, b.bounds, b.widest, b.union)
+			}
+			for i := range cols {
+				if cols[i].sorted != colsB[i].sorted {
+					t.Fatalf("%d colliders, round %d: collider %d marked %d, update marks %d", n, round, i, cols[i].sorted, colsB[i].sorted)
+				}
+			}
+		}
+	}
+}

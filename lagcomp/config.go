@@ -83,3 +83,45 @@ func (c Config) ViewTimeAt(present, oldest int64, lag float64) ecs.ViewTime {
 	}
 	return ecs.ViewTimeOf(tau)
 }
+
+// ViewTimes answers Config.ViewTimeAt for one tick (one present and oldest
+// tick), remembering the answers: a room's lag-compensated entities share
+// few distinct lags (a shooter's lag changes little between its shots), and
+// each asks for its view time every tick. The zero value answers nothing
+// until Reset.
+type ViewTimes struct {
+	cfg             Config
+	present, oldest int64
+	slots           [viewTimeSlots]viewTimeSlot
+}
+
+// ViewTimes remembers 1<<viewTimeBits lags; a lag whose slot another holds
+// is computed again.
+const (
+	viewTimeBits  = 5
+	viewTimeSlots = 1 << viewTimeBits
+)
+
+type viewTimeSlot struct {
+	lag  uint64 // the lag's bits
+	used bool
+	t    ecs.ViewTime
+}
+
+// Reset makes v answer c.ViewTimeAt(present, oldest, ·), forgetting what it
+// remembered.
+func (v *ViewTimes) Reset(c Config, present, oldest int64) {
+	v.cfg, v.present, v.oldest = c, present, oldest
+	clear(v.slots[:])
+}
+
+// At returns c.ViewTimeAt(present, oldest, lag) of the last Reset, bit for
+// bit.
+func (v *ViewTimes) At(lag float64) ecs.ViewTime {
+	bits := math.Float64bits(lag)
+	s := &v.slots[bits*0x9e3779b97f4a7c15>>(64-viewTimeBits)]
+	if !s.used || s.lag != bits {
+		s.lag, s.used, s.t = bits, true, v.cfg.ViewTimeAt(v.present, v.oldest, lag)
+	}
+	return s.t
+}

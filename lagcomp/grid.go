@@ -137,39 +137,70 @@ type sweepX struct {
 // update re-sorts the list for the colliders of placement epoch: those
 // still placed keep their previous order, new ones go at the end, and an
 // insertion sort restores the order. Consecutive placements differ little,
-// so that is linear.
-func (s *sweepX) update(cols []Collider, epoch uint64, placed []int32) {
-	n := 0
-	for _, i := range s.col {
-		if c := &cols[i]; c.Kind == KindHitbox && c.epoch == epoch && c.sorted != epoch {
-			c.sorted = epoch
-			s.col[n] = i
-			n++
+// so that is linear. same says that placed holds the list's colliders
+// (only moved), which spares looking for new ones and gone ones.
+func (s *sweepX) update(cols []Collider, epoch uint64, placed []int32, same bool) {
+	if same {
+		s.moved(cols, epoch)
+		return
+	}
+	// Locals, stored back at the end: no write barrier's check per append.
+	col, bounds := s.col[:0], s.bounds[:0]
+	widest, union := 0.0, geom.AABB{}
+	add := func(i int32, c *Collider) {
+		c.sorted = epoch
+		col, bounds = append(col, i), append(bounds, c.bounds)
+		widest = max(widest, c.bounds.Max.X-c.bounds.Min.X)
+		if len(col) == 1 {
+			union = c.bounds
+		} else {
+			union = union.Union(c.bounds)
 		}
 	}
-	s.col = s.col[:n]
+	for _, i := range s.col { // col's elements are read before add overwrites them
+		if c := &cols[i]; c.Kind == KindHitbox && c.epoch == epoch && c.sorted != epoch {
+			add(i, c)
+		}
+	}
 	for _, i := range placed {
 		if c := &cols[i]; c.sorted != epoch {
-			c.sorted = epoch
-			s.col = append(s.col, i)
+			add(i, c)
 		}
 	}
-	s.bounds = s.bounds[:0]
-	s.widest = 0
-	for k, i := range s.col {
-		b := cols[i].bounds
-		s.bounds = append(s.bounds, b)
-		s.widest = max(s.widest, b.Max.X-b.Min.X)
+	s.col, s.bounds, s.widest = col, bounds, widest
+	if len(col) > 0 {
+		s.union = union
+	}
+	s.sort()
+}
+
+// moved is update when the list's colliders are the ones placed: in the
+// list's order, their bounds refreshed.
+func (s *sweepX) moved(cols []Collider, epoch uint64) {
+	col, bounds := s.col, s.bounds[:len(s.col)]
+	widest := 0.0
+	for k, i := range col {
+		c := &cols[i]
+		c.sorted = epoch
+		bounds[k] = c.bounds
+		widest = max(widest, c.bounds.Max.X-c.bounds.Min.X)
 		if k == 0 {
-			s.union = b
+			s.union = c.bounds
 		} else {
-			s.union = s.union.Union(b)
+			s.union = s.union.Union(c.bounds)
 		}
 	}
-	for k := 1; k < len(s.col); k++ {
-		for j := k; j > 0 && s.bounds[j].Min.X < s.bounds[j-1].Min.X; j-- {
-			s.bounds[j], s.bounds[j-1] = s.bounds[j-1], s.bounds[j]
-			s.col[j], s.col[j-1] = s.col[j-1], s.col[j]
+	s.widest = widest
+	s.sort()
+}
+
+// sort is the insertion sort of the list by Min.X.
+func (s *sweepX) sort() {
+	col, bounds := s.col, s.bounds
+	for k := 1; k < len(col); k++ {
+		for j := k; j > 0 && bounds[j].Min.X < bounds[j-1].Min.X; j-- {
+			bounds[j], bounds[j-1] = bounds[j-1], bounds[j]
+			col[j], col[j-1] = col[j-1], col[j]
 		}
 	}
 }

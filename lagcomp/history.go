@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rewind-gg/rewind/ecs"
+	"github.com/rewind-gg/rewind/geom"
 )
 
 // History is a ring of per-tick frames: for each of the last window+1 ticks,
@@ -89,8 +90,47 @@ func (h *History) PoseAt(tick int64, e ecs.Entity) (Pose, bool) {
 // This is what the TimeMachine places, and what tools that show a rewind
 // draw.
 func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
+	poses, t, framed := h.posesAt(t, out)
+	if framed { // the frame itself: out's own copy
+		return append(out, poses...), t
+	}
+	return poses, t
+}
+
+// posesAt is PosesAt, except that a time of one frame (no interpolation)
+// returns that frame itself, to be read and not kept (framed), rather than
+// out with a copy of it appended.
+func (h *History) posesAt(t ecs.ViewTime, out []Pose) (poses []Pose, at ecs.ViewTime, framed bool) {
+	s, ok := h.between(t)
+	if !ok {
+		return out, t, false
+	}
+	if s.frac == 0 {
+		return s.a, s.t, true
+	}
+	for k := range s.a {
+		p := s.a[k]
+		p.Pos = h.pos(&s, &s.a[k])
+		out = append(out, p)
+	}
+	return out, s.t, false
+}
+
+// span is what the poses at a time are drawn from (PosesAt): each pose of
+// frame a, at its position moved toward its pose in frame b by frac.
+type span struct {
+	a, b   []Pose
+	frac   float64
+	t      ecs.ViewTime // the time used
+	ta, tb int64        // a's and b's ticks
+	j      int          // how far pos has gone through b
+}
+
+// between returns what the poses at time t are drawn from, false when the
+// history holds nothing.
+func (h *History) between(t ecs.ViewTime) (span, bool) {
 	if h.count == 0 {
-		return out, t
+		return span{}, false
 	}
 	if ta, tb, _ := t.Between(); t.Spanned() && (ta < h.Oldest() || tb > h.newest) {
 		t.Back, t.Span = 0, 0
@@ -101,23 +141,34 @@ func (h *History) PosesAt(t ecs.ViewTime, out []Pose) ([]Pose, ecs.ViewTime) {
 	case t.Tick >= h.newest:
 		t = ecs.ViewTime{Tick: h.newest}
 	}
-	ta, tb, frac := t.Between()
-	a, _ := h.Frame(ta)
-	if frac == 0 {
-		return append(out, a...), t
+	s := span{t: t}
+	s.ta, s.tb, s.frac = t.Between()
+	s.a, _ = h.Frame(s.ta)
+	if s.frac != 0 {
+		s.b, _ = h.Frame(s.tb)
 	}
-	b, _ := h.Frame(tb)
-	j := 0
-	for _, p := range a {
+	return s, true
+}
+
+// pos returns where p, a pose of s.a, stands at s's time: at its pose in
+// a, or, where it was recorded in b too and nothing forbids the line (a
+// teleport), at the interpolation of the two. The poses of a are asked in
+// a's order.
+func (h *History) pos(s *span, p *Pose) geom.Vec3 {
+	if s.frac == 0 {
+		return p.Pos
+	}
+	b, j := s.b, s.j
+	if !(j < len(b) && b[j].Entity == p.Entity) { // else the frames go on alike
 		for j < len(b) && ecs.CompareEntity(b[j].Entity, p.Entity) < 0 {
 			j++
 		}
-		if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport && (!t.Spanned() || !h.teleported(p.Entity, ta+1, tb-1)) {
-			p.Pos = p.Pos.Lerp(b[j].Pos, frac)
-		}
-		out = append(out, p)
+		s.j = j
 	}
-	return out, t
+	if j < len(b) && b[j].Entity == p.Entity && !b[j].Teleport && (!s.t.Spanned() || !h.teleported(p.Entity, s.ta+1, s.tb-1)) {
+		return p.Pos.Lerp(b[j].Pos, s.frac)
+	}
+	return p.Pos
 }
 
 // teleported reports whether e teleported (or was absent: dead, gone) at

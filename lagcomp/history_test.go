@@ -2,6 +2,7 @@ package lagcomp
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/rewind-gg/rewind/ecs"
@@ -138,6 +139,36 @@ func TestViewTimeAt(t *testing.T) {
 	}
 	if got := (Config{WindowTicks: 0}).ViewTimeAt(50, 0, 10); got != (ecs.ViewTime{Tick: 50}) {
 		t.Errorf("window 0 must resolve at the present, got %+v", got)
+	}
+}
+
+// TestViewTimesAreViewTimeAt asks ViewTimes for lags repeated, close, of
+// −0, NaN and ±Inf, more of them than it has slots, at several ticks and
+// resolutions: every answer is ViewTimeAt's, bit for bit.
+func TestViewTimesAreViewTimeAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 70))
+	special := []float64{0, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 1e300, -3, 45}
+	var v ViewTimes
+	for round := range 200 {
+		c := Config{WindowTicks: 1 + rng.IntN(40), ViewResolution: []int{0, 1, 4, 1000}[rng.IntN(4)]}
+		present := int64(rng.IntN(1000))
+		oldest := max(0, present-int64(rng.IntN(50)))
+		v.Reset(c, present, oldest)
+		lags := make([]float64, 1+rng.IntN(3*viewTimeSlots))
+		for i := range lags {
+			if rng.IntN(8) == 0 {
+				lags[i] = special[rng.IntN(len(special))]
+			} else {
+				lags[i] = float64(rng.IntN(80)) / 8
+			}
+		}
+		for range 4 * len(lags) {
+			lag := lags[rng.IntN(len(lags))]
+			got, want := v.At(lag), c.ViewTimeAt(present, oldest, lag)
+			if got.Tick != want.Tick || math.Float64bits(got.Frac) != math.Float64bits(want.Frac) || got.Back != want.Back || got.Span != want.Span {
+				t.Fatalf("round %d: lag %v at %d (oldest %d, %+v): %+v, want %+v", round, lag, present, oldest, c, got, want)
+			}
+		}
 	}
 }
 

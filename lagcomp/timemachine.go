@@ -22,8 +22,27 @@ func NewTimeMachine(history *History, world *CollisionWorld) *TimeMachine {
 // time outside the history is clamped to the oldest or newest frame. It
 // returns the time actually travelled to.
 func (tm *TimeMachine) TravelTo(t ecs.ViewTime) ecs.ViewTime {
-	tm.scratch, t = tm.history.PosesAt(t, tm.scratch[:0])
-	tm.world.placeHitboxes(tm.scratch)
+	s, ok := tm.history.between(t)
+	switch {
+	case ok && tm.world.holds(s.a):
+		// The hitboxes of the frame's entities are placed, in its order:
+		// each is only moved, from its pose straight to the world.
+		epoch := tm.world.beginMove()
+		for k := range s.a {
+			p := &s.a[k]
+			tm.world.moveHitbox(k, epoch, p, tm.history.pos(&s, p))
+		}
+		tm.world.endMove(epoch)
+		t = s.t
+	default:
+		var poses []Pose
+		var framed bool
+		poses, t, framed = tm.history.posesAt(t, tm.scratch[:0])
+		if !framed {
+			tm.scratch = poses
+		}
+		tm.world.placeHitboxes(poses)
+	}
 	tm.at = t
 	return t
 }

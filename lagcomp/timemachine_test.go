@@ -1,6 +1,10 @@
 package lagcomp
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/rewind-gg/rewind/ecs"
@@ -188,4 +192,84 @@ func TestTravelNeverInterpolatesAcrossATeleport(t *testing.T) {
 	if hit, ok := w.Raycast(geom.V(11, 1, -5), geom.V(0, 0, 1), 10, Filter{Mask: Everything}); ok {
 		t.Errorf("a ray through the midpoint of the jump hit %v", hit)
 	}
+}
+
+// TestTravelPlacesAsPosesAt records players that run, crouch, change
+// teams, teleport, die and come back (entities absent from some ticks, one
+// index recycled), and travels through the history, to integral, fractional
+// and spanned times, in and out of it: after each travel the collision
+// world holds what placing History.PosesAt's poses holds, collider for
+// collider, the sort-and-sweep list and bounds included, bit for bit.
+func TestTravelPlacesAsPosesAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 80))
+	es := entities(10)
+	es = append(es, recycled(es[3]))
+	h := NewHistory(30)
+	for tick := int64(0); tick < 60; tick++ {
+		var poses []Pose
+		for i, e := range es {
+			if i == 3 && tick >= 30 || i == len(es)-1 && tick < 30 || (i+int(tick/7))%9 == 0 {
+				continue // gone, not yet there, or dead for a while
+			}
+			a := float64(tick)*0.1 + float64(i)
+			p := Pose{Entity: e, Team: uint8(1 + (i+int(tick/20))%2), Hitbox: ecs.Hitbox{Radius: 0.4, Height: 1.8, HeadHeight: float64(i%2) * 0.3, CrouchHeight: 1.2},
+				Pos: geom.V(10*math.Cos(a), float64(i%3)*0.5, 10*math.Sin(a)), Crouched: (i+int(tick))%5 == 0, Teleport: rng.IntN(15) == 0}
+			poses = append(poses, p)
+		}
+		mustRecord(t, h, tick, poses...)
+		if tick < 5 {
+			continue
+		}
+		w, ref := NewCollisionWorld(4), NewCollisionWorld(4)
+		tm := NewTimeMachine(h, w)
+		var scratch []Pose
+		for k := range 20 {
+			vt := ecs.ViewTimeOf(float64(tick) - rng.Float64()*40 + 3)
+			if k%3 == 0 {
+				vt = ecs.ViewTime{Tick: tick - int64(rng.IntN(35))}
+			}
+			if rng.IntN(4) == 0 {
+				vt.Back, vt.Span = uint8(rng.IntN(3)), uint8(2+rng.IntN(3))
+			}
+			got := tm.TravelTo(vt)
+			var want ecs.ViewTime
+			scratch, want = h.PosesAt(vt, scratch[:0])
+			ref.placeHitboxes(scratch)
+			if got != want {
+				t.Fatalf("tick %d, travel %d to %+v: at %+v, PosesAt's %+v", tick, k, vt, got, want)
+			}
+			if msg := samePlacement(w, ref); msg != "" {
+				t.Fatalf("tick %d, travel %d to %+v: %s", tick, k, vt, msg)
+			}
+		}
+	}
+}
+
+// samePlacement says how w's hitboxes differ from ref's, "" when they do
+// not: the colliders placed, in order, the sort-and-sweep list, the bounds
+// and the last travel's counts.
+func samePlacement(w, ref *CollisionWorld) string {
+	if len(w.hitboxes) != len(ref.hitboxes) {
+		return fmt.Sprintf("%d hitboxes, want %d", len(w.hitboxes), len(ref.hitboxes))
+	}
+	for k := range w.hitboxes {
+		c, r := w.cols[w.hitboxes[k]], ref.cols[ref.hitboxes[k]]
+		if c.Entity != r.Entity || c.Owner != r.Owner || c.Team != r.Team || c.Kind != r.Kind || c.Capsule != r.Capsule ||
+			math.Float64bits(c.HeadY) != math.Float64bits(r.HeadY) || c.bounds != r.bounds {
+			return fmt.Sprintf("hitbox %d is %+v, want %+v", k, c, r)
+		}
+	}
+	if len(w.moving.col) != len(ref.moving.col) || !slices.Equal(w.moving.bounds, ref.moving.bounds) ||
+		w.moving.widest != ref.moving.widest || w.moving.union != ref.moving.union {
+		return fmt.Sprintf("sort-and-sweep list %+v, want %+v", w.moving, ref.moving)
+	}
+	for k := range w.moving.col {
+		if w.cols[w.moving.col[k]].Entity != ref.cols[ref.moving.col[k]].Entity {
+			return fmt.Sprintf("sort-and-sweep list's entry %d differs", k)
+		}
+	}
+	if w.bounds != ref.bounds || w.hasBounds != ref.hasBounds || w.LastTravel() != ref.LastTravel() {
+		return fmt.Sprintf("bounds %v %v, last travel %+v; want %v %v, %+v", w.bounds, w.hasBounds, w.LastTravel(), ref.bounds, ref.hasBounds, ref.LastTravel())
+	}
+	return ""
 }

@@ -269,18 +269,17 @@ func (m *mover) onFace(i int, pos geom.Vec3) bool {
 // margin from each of its edges.
 func (m *mover) inside(i int, n, p geom.Vec3, margin float64) bool {
 	t, ok := m.world.Triangle(i)
-	if !ok {
-		return false
-	}
-	for _, e := range [3][2]geom.Vec3{{t.A, t.B}, {t.B, t.C}, {t.C, t.A}} {
-		edge := e[1].Sub(e[0])
-		// The distance of p from the edge's line times its length,
-		// positive on the inside.
-		if edge.Cross(p.Sub(e[0])).Dot(n) < margin*edge.Len() {
-			return false
-		}
-	}
-	return true
+	return ok && insideEdge(t.A, t.B, n, p, margin) && insideEdge(t.B, t.C, n, p, margin) && insideEdge(t.C, t.A, n, p, margin)
+}
+
+// insideEdge reports whether p lies at least margin inside the edge e0–e1
+// of a triangle of normal n (inside asks each edge in turn, written out
+// rather than looped over).
+func insideEdge(e0, e1, n, p geom.Vec3, margin float64) bool {
+	edge := e1.Sub(e0)
+	// The distance of p from the edge's line times its length, positive on
+	// the inside.
+	return !(edge.Cross(p.Sub(e0)).Dot(n) < margin*edge.Len())
 }
 
 // ground reports whether the capsule with feet at pos has ground within

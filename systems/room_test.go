@@ -196,7 +196,7 @@ func (r *benchRoom) warm(ticks int) {
 
 func (r *benchRoom) liveProjectiles() int {
 	n := 0
-	q := r.sim.lagcomped.Query(r.sim.World)
+	q := r.sim.resolving.Query(r.sim.World)
 	for q.Next() {
 		n++
 	}

@@ -114,9 +114,11 @@ type Simulation struct {
 	hitboxes  *generic.Filter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion]
 	triggers  *generic.Filter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life]
 	lives     *generic.Filter6[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal, ecs.Velocity, ecs.Motion]
-	lagcomped *generic.Filter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime]
+	resolving *generic.Filter3[ecs.LagCompensated, ecs.ViewLag, ecs.ViewTime] // lag-compensated entities (an Owner too)
+	finished  *generic.Filter1[ecs.LagCompensated]                            // the same entities in the same order
 	shields   *generic.Filter1[ecs.Shield]
 	shotOf    generic.Map[ecs.Shot]
+	ownerOf   generic.Map[ecs.Owner]
 	teamOf    generic.Map[ecs.Team]
 	healthOf  generic.Map2[ecs.Health, ecs.Life]
 	armsOf    generic.Map2[ecs.Arsenal, ecs.Streak]
@@ -142,9 +144,10 @@ type Simulation struct {
 	nears []*trimesh.Near // per player: see near
 
 	// Per-tick scratch, reused.
-	poses []lagcomp.Pose
-	items []lagcomp.Item
-	dead  []ecs.Entity
+	viewTimes lagcomp.ViewTimes
+	poses     []lagcomp.Pose
+	items     []lagcomp.Item
+	dead      []ecs.Entity
 }
 
 // New builds a room: its World, collision world, history, time machine and
@@ -189,9 +192,11 @@ func New(cfg Config) (*Simulation, error) {
 		hitboxes:  generic.NewFilter5[ecs.Transform, ecs.Hitbox, ecs.Team, ecs.Life, ecs.Motion](),
 		triggers:  generic.NewFilter4[ecs.Input, ecs.Transform, ecs.Motion, ecs.Life](),
 		lives:     generic.NewFilter6[ecs.Life, ecs.Health, ecs.Transform, ecs.Arsenal, ecs.Velocity, ecs.Motion](),
-		lagcomped: generic.NewFilter4[ecs.LagCompensated, ecs.Owner, ecs.ViewLag, ecs.ViewTime](),
+		resolving: generic.NewFilter3[ecs.LagCompensated, ecs.ViewLag, ecs.ViewTime]().With(generic.T[ecs.Owner]()),
+		finished:  generic.NewFilter1[ecs.LagCompensated]().With(generic.T3[ecs.Owner, ecs.ViewLag, ecs.ViewTime]()...),
 		shields:   generic.NewFilter1[ecs.Shield](),
 		shotOf:    generic.NewMap[ecs.Shot](w),
+		ownerOf:   generic.NewMap[ecs.Owner](w),
 		teamOf:    generic.NewMap[ecs.Team](w),
 		healthOf:  generic.NewMap2[ecs.Health, ecs.Life](w),
 		armsOf:    generic.NewMap2[ecs.Arsenal, ecs.Streak](w),
@@ -211,7 +216,7 @@ func New(cfg Config) (*Simulation, error) {
 	if len(s.chars) == 0 {
 		s.chars = append(s.chars, movement.DefaultCharacter())
 	}
-	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.late, s.movers, s.hitboxes, s.triggers, s.lives, s.lagcomped, s.shields} {
+	for _, f := range []interface{ Register(*ecs.World) }{s.inputs, s.late, s.movers, s.hitboxes, s.triggers, s.lives, s.resolving, s.finished, s.shields} {
 		f.Register(w)
 	}
 	s.queueID = ecs.ComponentID[ecs.InputQueue](w)

@@ -299,26 +299,29 @@ func (s *Simulation) fireAndReload(e ecs.Entity, in *ecs.Input, tf *ecs.Transfor
 // later every tick, whatever the shooter does next) and resolves them all,
 // one rewind per distinct view time.
 func (s *Simulation) lagCompensation() {
-	now, oldest := s.Clock.Tick, s.History.Oldest()
-	s.items = s.items[:0]
-	q := s.lagcomped.Query(s.World)
+	now := s.Clock.Tick
+	s.viewTimes.Reset(s.cfg.LagComp, now, s.History.Oldest())
+	items := s.items[:0] // a local: no write barrier's check per append
+	q := s.resolving.Query(s.World)
 	for q.Next() {
-		lc, owner, lag, vt := q.Get()
+		lc, lag, vt := q.Get()
 		if lc.Done || lc.From > now {
 			continue
 		}
 		e := q.Entity()
-		if lc.NeedsOwner && !s.ownerStill(s.World.Alive(owner.Entity), owner.Entity, lc.OwnerLife) {
-			lc.Done = true // cancelled: an invalid shot, never resolved
-			shot := s.shotOf.Get(e)
-			s.Events.Shots = append(s.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner.Entity,
-				Seq: shot.Seq, Fired: shot.Fired, Tick: now, Result: ecs.ResultInvalid})
-			continue
+		if lc.NeedsOwner {
+			if owner := s.ownerOf.Get(e).Entity; !s.ownerStill(s.World.Alive(owner), owner, lc.OwnerLife) {
+				lc.Done = true // cancelled: an invalid shot, never resolved
+				shot := s.shotOf.Get(e)
+				s.Events.Shots = append(s.Events.Shots, ecs.ShotEvent{Shot: shot.ID, Weapon: shot.Weapon, Shooter: owner,
+					Seq: shot.Seq, Fired: shot.Fired, Tick: now, Result: ecs.ResultInvalid})
+				continue
+			}
 		}
 		if lc.CatchUp && lc.From < now { // caught up in its first tick: the present from then on
 			*vt = ecs.ViewTime{Tick: now}
 		} else {
-			*vt = s.cfg.LagComp.ViewTimeAt(now, oldest, lag.Ticks)
+			*vt = s.viewTimes.At(lag.Ticks)
 			if lag.Span > 1 && lc.From == now && vt.Ticks() == float64(now)-lag.Ticks {
 				// Its own tick, at the time its shooter saw (neither the
 				// window nor the view resolution moved it): between the
@@ -326,14 +329,15 @@ func (s *Simulation) lagCompensation() {
 				vt.Back, vt.Span = lag.Back, lag.Span
 			}
 		}
-		s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
+		items = append(items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: *vt})
 		if lc.CatchUp && lc.From == now { // its first tick: one step per tick of view time, up to the present
 			for t := (ecs.ViewTime{Tick: vt.Tick + 1, Frac: vt.Frac}); t.Tick < now || (t.Tick == now && t.Frac == 0); t.Tick++ {
-				s.items = append(s.items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: t})
+				items = append(items, lagcomp.Item{Entity: e, Kind: lc.Kind, Time: t})
 			}
 		}
 	}
-	st := s.compensator.Run(now, s.items)
+	s.items = items
+	st := s.compensator.Run(now, items)
 	s.stats.Last = st
 	s.stats.Rewinds += int64(st.Rewinds)
 	s.stats.Items += int64(st.Items)
@@ -468,20 +472,21 @@ func (s *Simulation) OutOfSight(tick int64, ev *ecs.ShotEvent) bool {
 // closed: arche forbids structural changes while one is open.
 func (s *Simulation) cleanup() {
 	next := s.Clock.Tick + 1
-	s.dead = s.dead[:0]
-	q := s.lagcomped.Query(s.World)
+	dead := s.dead[:0]
+	q := s.finished.Query(s.World)
 	for q.Next() {
-		if lc, _, _, _ := q.Get(); lc.Done {
-			s.dead = append(s.dead, q.Entity())
+		if q.Get().Done {
+			dead = append(dead, q.Entity())
 		}
 	}
 	sq := s.shields.Query(s.World)
 	for sq.Next() {
 		if sh := sq.Get(); sh.Expires != 0 && sh.Expires <= next {
-			s.dead = append(s.dead, sq.Entity())
+			dead = append(dead, sq.Entity())
 		}
 	}
-	for _, e := range s.dead {
+	s.dead = dead
+	for _, e := range dead {
 		s.Despawn(e)
 	}
 }

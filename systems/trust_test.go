@@ -201,9 +201,9 @@ func TestProjectileKeepsItsOwnTime(t *testing.T) {
 				r.s.QueueInput(r.shooter, ecs.Input{Tick: tick, ViewTime: ecs.ViewTimeOf(float64(tick) - lag)})
 			}
 			r.s.Step()
-			q := r.s.lagcomped.Query(r.s.World)
+			q := r.s.resolving.Query(r.s.World)
 			for q.Next() {
-				if _, _, _, vt := q.Get(); *vt != (ecs.ViewTime{Tick: tick - lag}) {
+				if _, _, vt := q.Get(); *vt != (ecs.ViewTime{Tick: tick - lag}) {
 					t.Errorf("inputs %v, tick %d: the rocket's view time is %v, want %d", inputs, tick, *vt, tick-lag)
 				}
 			}

@@ -2,6 +2,7 @@ package trimesh
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -192,5 +193,41 @@ func TestNearGathersEveryTriangle(t *testing.T) {
 				t.Errorf("%d triangles gathered, %d boxes too full: the test does not exercise both", gathered, full)
 			}
 		})
+	}
+}
+
+// TestSweptPointIsSwept compares a point's swept box with the segment's
+// of the point to itself, bit for bit (a NaN as a NaN), over coordinates
+// and directions of either zero, NaN and infinity.
+func TestSweptPointIsSwept(t *testing.T) {
+	m, err := New([]Triangle{{A: geom.V(0, 0, 0), B: geom.V(1, 0, 0), C: geom.V(0, 0, 1), Mask: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 40))
+	pick := func() float64 {
+		switch rng.IntN(10) {
+		case 0:
+			return 0
+		case 1:
+			return math.Copysign(0, -1)
+		case 2:
+			return math.NaN()
+		case 3:
+			return math.Inf(1 - 2*rng.IntN(2))
+		}
+		return rng.Float64()*20 - 10
+	}
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) || (x != x && y != y) }
+	for i := range 100000 {
+		o, d := geom.V(pick(), pick(), pick()), geom.V(pick(), pick(), pick())
+		r, maxT := math.Abs(pick()), pick()
+		lo, hi := m.sweptPoint(o, r, d, maxT)
+		wlo, whi := m.swept(o, o, r, d, maxT)
+		for k, pair := range [][2]float64{{lo.X, wlo.X}, {lo.Y, wlo.Y}, {lo.Z, wlo.Z}, {hi.X, whi.X}, {hi.Y, whi.Y}, {hi.Z, whi.Z}} {
+			if !same(pair[0], pair[1]) {
+				t.Fatalf("case %d, coordinate %d: sweptPoint(%v, %v, %v, %v) gives %v, swept %v", i, k, o, r, d, maxT, pair[0], pair[1])
+			}
+		}
 	}
 }

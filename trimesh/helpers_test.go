@@ -40,7 +40,8 @@ func (m *Mesh) bruteRaycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool)
 	if d == (geom.Vec3{}) {
 		return Hit{}, false
 	}
-	q := rayProbe(o, d, mask)
+	var q probe
+	q.setRay(o, d, mask)
 	return m.bruteFirst(&q, maxT)
 }
 
@@ -48,7 +49,8 @@ func (m *Mesh) bruteSweepSphere(c geom.Vec3, r float64, d geom.Vec3, maxT float6
 	if !(r > 0) {
 		return Hit{}, false
 	}
-	q := sphereProbe(c, r, d, mask)
+	var q probe
+	q.setSphere(c, r, d, mask)
 	return m.bruteFirst(&q, maxT)
 }
 
@@ -56,7 +58,8 @@ func (m *Mesh) bruteSweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT fl
 	if !(r > 0) {
 		return Hit{}, false
 	}
-	q := capsuleProbe(a, b, r, d, mask)
+	var q probe
+	q.setCapsule(a, b, r, d, mask)
 	return m.bruteFirst(&q, maxT)
 }
 

@@ -211,11 +211,12 @@ func (n *Near) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
 	if m == nil || len(m.tris) == 0 {
 		return Hit{}, false
 	}
-	lo, hi := m.swept(o, o, 0, d, maxT)
+	lo, hi := m.sweptPoint(o, 0, d, maxT)
 	if d == (geom.Vec3{}) || !n.around(lo, hi, mask) {
 		return m.Raycast(o, d, maxT, mask)
 	}
-	q := rayProbe(o, d, mask)
+	var q probe
+	q.setRay(o, d, mask)
 	return n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
 }
 
@@ -234,7 +235,8 @@ func (n *Near) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64
 	if !(r > 0) || !n.around(lo, hi, mask) {
 		h, hit = m.SweepCapsule(a, b, r, d, maxT, mask)
 	} else {
-		q := capsuleProbe(a, b, r, d, mask)
+		var q probe
+		q.setCapsule(a, b, r, d, mask)
 		h, hit = n.first(&q, toBox(geom.AABB{Min: lo, Max: hi}), maxT)
 	}
 	if maxT >= 0 && maxT < math.Inf(1) {

@@ -32,10 +32,11 @@ type Contact struct {
 // triangles hits at least one of them, so no ray passes through the cracks
 // of a closed mesh, whatever the rounding.
 func (m *Mesh) Raycast(o, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if d == (geom.Vec3{}) || m.clear(o, o, 0, d, maxT, mask) {
+	if d == (geom.Vec3{}) || m.clearPoint(o, 0, d, maxT, mask) {
 		return Hit{}, false
 	}
-	q := rayProbe(o, d, mask)
+	var q probe
+	q.setRay(o, d, mask)
 	return m.first(&q, maxT)
 }
 
@@ -48,6 +49,15 @@ func (m *Mesh) clear(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64, mask 
 		return false // first answers these
 	}
 	lo, hi := m.swept(a, b, r, d, maxT)
+	return m.cols.empty(lo, hi, mask)
+}
+
+// clearPoint is clear for a ray or a sphere: a segment of one point.
+func (m *Mesh) clearPoint(o geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) bool {
+	if len(m.tris) == 0 || !(maxT >= 0 && maxT < math.Inf(1)) {
+		return false // first answers these
+	}
+	lo, hi := m.sweptPoint(o, r, d, maxT)
 	return m.cols.empty(lo, hi, mask)
 }
 
@@ -65,8 +75,22 @@ func (m *Mesh) swept(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64) (lo, 
 	return lo, hi
 }
 
-func rayProbe(o, d geom.Vec3, mask Mask) probe {
-	return newProbe(probe{kind: kindRay, o: o, d: d, mask: mask, ray: newRay(o, d), bo: o})
+// sweptPoint is swept(o, o, r, d, maxT), without the min and max of each
+// coordinate with itself (which is that coordinate).
+func (m *Mesh) sweptPoint(o geom.Vec3, r float64, d geom.Vec3, maxT float64) (lo, hi geom.Vec3) {
+	g := r + 2*m.pad
+	ex, ey, ez := d.X*maxT, d.Y*maxT, d.Z*maxT
+	lo = geom.Vec3{X: o.X + min(ex, 0) - g, Y: o.Y + min(ey, 0) - g, Z: o.Z + min(ez, 0) - g}
+	hi = geom.Vec3{X: o.X + max(ex, 0) + g, Y: o.Y + max(ey, 0) + g, Z: o.Z + max(ez, 0) + g}
+	return lo, hi
+}
+
+// setRay makes q the probe of a ray from o along d. Probes are made in
+// place, not returned: one is some 300 bytes, and a query's copies of it
+// cost as much as the rest of its setting up.
+func (q *probe) setRay(o, d geom.Vec3, mask Mask) {
+	*q = probe{kind: kindRay, o: o, d: d, mask: mask, ray: newRay(o, d), bo: o}
+	q.complete()
 }
 
 // SweepSphere returns the first triangle that a sphere of radius r > 0
@@ -77,15 +101,18 @@ func rayProbe(o, d geom.Vec3, mask Mask) probe {
 // point to c, as [Mesh.OverlapCapsule] gives it (the face normal on c's side
 // when c lies within 1e-9 m of the triangle, the front when in its plane).
 func (m *Mesh) SweepSphere(c geom.Vec3, r float64, d geom.Vec3, maxT float64, mask Mask) (Hit, bool) {
-	if !(r > 0) || m.clear(c, c, r, d, maxT, mask) {
+	if !(r > 0) || m.clearPoint(c, r, d, maxT, mask) {
 		return Hit{}, false
 	}
-	q := sphereProbe(c, r, d, mask)
+	var q probe
+	q.setSphere(c, r, d, mask)
 	return m.first(&q, maxT)
 }
 
-func sphereProbe(c geom.Vec3, r float64, d geom.Vec3, mask Mask) probe {
-	return newProbe(probe{kind: kindSphere, o: c, d: d, r: r, mask: mask, bo: c, h: geom.Vec3{X: r, Y: r, Z: r}})
+// setSphere makes q the probe of a sphere of radius r from c along d.
+func (q *probe) setSphere(c geom.Vec3, r float64, d geom.Vec3, mask Mask) {
+	*q = probe{kind: kindSphere, o: c, d: d, r: r, mask: mask, bo: c, h: geom.Vec3{X: r, Y: r, Z: r}}
+	q.complete()
 }
 
 // SweepCapsule returns the first triangle that a capsule (the points within
@@ -104,23 +131,26 @@ func (m *Mesh) SweepCapsule(a, b geom.Vec3, r float64, d geom.Vec3, maxT float64
 	if !(r > 0) || m.clear(a, b, r, d, maxT, mask) {
 		return Hit{}, false
 	}
-	q := capsuleProbe(a, b, r, d, mask)
+	var q probe
+	q.setCapsule(a, b, r, d, mask)
 	return m.first(&q, maxT)
 }
 
-func capsuleProbe(a, b geom.Vec3, r float64, d geom.Vec3, mask Mask) probe {
+// setCapsule makes q the probe of the capsule a–b of radius r along d.
+func (q *probe) setCapsule(a, b geom.Vec3, r float64, d geom.Vec3, mask Mask) {
 	h := b.Sub(a).Scale(0.5)
 	h = geom.Vec3{X: abs(h.X) + r, Y: abs(h.Y) + r, Z: abs(h.Z) + r}
-	return newProbe(probe{kind: kindCapsule, o: a, b: b, d: d, r: r, mask: mask, bo: a.Lerp(b, 0.5), h: h})
+	*q = probe{kind: kindCapsule, o: a, b: b, d: d, r: r, mask: mask, bo: a.Lerp(b, 0.5), h: h}
+	q.complete()
 }
 
-// newProbe completes q for the slab test: the inverse direction, each
+// complete completes q for the slab test: the inverse direction, each
 // axis's near plane and the half extents signed to match. A zero direction
 // component gets the largest finite inverse rather than an infinite one:
 // the moving box then never crosses that axis's slab, entering it at −∞ or
 // +∞ (or at 0, if it starts on the slab's boundary, instead of the NaN that
 // 0·∞ would give and the comparisons could not order).
-func newProbe(q probe) probe {
+func (q *probe) complete() {
 	d, h := q.d.Array(), q.h.Array()
 	var hs [3]float64
 	for i := range 3 {
@@ -134,7 +164,6 @@ func newProbe(q probe) probe {
 		}
 	}
 	q.hs = geom.FromArray(hs)
-	return q
 }
 
 // OverlapCapsule appends to out a Contact for every triangle closer than r

@@ -230,13 +230,15 @@ func (t *tri) face(c, d geom.Vec3, r, maxT float64) (float64, float64, bool) {
 // deep reports whether p projects onto the triangle at least faceDeep from
 // each of its edges.
 func (t *tri) deep(p geom.Vec3) bool {
-	for _, e := range [3][2]geom.Vec3{{t.a, t.b}, {t.b, t.c}, {t.c, t.a}} {
-		edge := e[1].Sub(e[0])
-		if edge.Cross(p.Sub(e[0])).Dot(t.n) < faceDeep*edge.Len() {
-			return false
-		}
-	}
-	return true
+	return t.deepOf(p, t.a, t.b) && t.deepOf(p, t.b, t.c) && t.deepOf(p, t.c, t.a)
+}
+
+// deepOf reports whether p lies faceDeep or more inside the edge e0–e1 (an
+// edge of the triangle taken one way round: the edges are written out, not
+// looped over, on the path of every face contact).
+func (t *tri) deepOf(p, e0, e1 geom.Vec3) bool {
+	edge := e1.Sub(e0)
+	return !(edge.Cross(p.Sub(e0)).Dot(t.n) < faceDeep*edge.Len())
 }
 
 // faceDeep is how far inside its triangle, in metres, a face contact
@@ -373,23 +375,31 @@ func (t *tri) sweepCapsule(a, b, d geom.Vec3, r, maxT, bound float64) (float64, 
 			da, db := t.n.Dot(a.Sub(t.a)), t.n.Dot(b.Sub(t.a))
 			side = !((da > r && db > r) || (da < -r && db < -r))
 		}
-		for _, e := range [3][2]geom.Vec3{{t.a, t.b}, {t.b, t.c}, {t.c, t.a}} {
-			if !side {
-				break
-			}
-			if tt, ok := cylinder(e[0], back, a, s, r, f.t); ok && f.earlier(tt) {
-				at := a.AddScaled(d, tt)
-				f.set(tt, t.away(geom.ClosestOnSegment(e[0], at, at.Add(s)).Sub(e[0])))
-			}
-			if tt, n, ok := edgeEdge(a, s, e[0], e[1].Sub(e[0]), d, r, f.t); ok && f.earlier(tt) {
-				f.set(tt, n)
-			}
+		if side {
+			t.sideEdge(&f, a, s, d, back, r, t.a, t.b)
+			t.sideEdge(&f, a, s, d, back, r, t.b, t.c)
+			t.sideEdge(&f, a, s, d, back, r, t.c, t.a)
 		}
 	}
 	if f.ok && f.t == 0 {
 		_, f.n = t.separation(a, b)
 	}
 	return f.t, f.n, f.ok
+}
+
+// sideEdge offers f the contacts of the capsule a–a+s of radius r moving
+// along d (back is −d) with the triangle's edge e0–e1: of the vertex e0
+// with the capsule's side, and of the edge with the segment (edge–edge).
+// sweepCapsule asks it of each edge in turn, written out rather than
+// looped over.
+func (t *tri) sideEdge(f *first, a, s, d, back geom.Vec3, r float64, e0, e1 geom.Vec3) {
+	if tt, ok := cylinder(e0, back, a, s, r, f.t); ok && f.earlier(tt) {
+		at := a.AddScaled(d, tt)
+		f.set(tt, t.away(geom.ClosestOnSegment(e0, at, at.Add(s)).Sub(e0)))
+	}
+	if tt, n, ok := edgeEdge(a, s, e0, e1.Sub(e0), d, r, f.t); ok && f.earlier(tt) {
+		f.set(tt, n)
+	}
 }
 
 // edgeEdge returns when the segment a–a+s, moving along d, first comes

@@ -21,6 +21,7 @@ import (
 type hitscan struct {
 	env   *Env
 	m     generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.HitscanShot]
+	get   generic.Map5[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.Shot, ecs.HitscanShot] // what Resolve reads
 	shots *generic.Filter1[ecs.HitscanShot]
 	hits  []ecs.ShotEvent // a pellet shot's hits, one per target
 }
@@ -29,6 +30,7 @@ func newHitscan(env *Env) Kind {
 	shots := generic.NewFilter1[ecs.HitscanShot]()
 	shots.Register(env.World)
 	return &hitscan{env: env, m: generic.NewMap7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.HitscanShot](env.World),
+		get:   generic.NewMap5[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.Shot, ecs.HitscanShot](env.World),
 		shots: shots}
 }
 
@@ -39,7 +41,7 @@ func (k *hitscan) Spawn(s *Shot) {
 
 func (k *hitscan) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 	for _, it := range items {
-		lc, owner, team, _, _, shot, hs := k.m.Get(it.Entity)
+		lc, owner, team, shot, hs := k.get.Get(it.Entity)
 		def := k.env.Catalog.At(shot.Weapon)
 		filter := k.env.FilterFor(owner.Entity, team.ID, lagcomp.Everything)
 		lc.Done = true
@@ -96,7 +98,7 @@ func (k *hitscan) HitsInPresent(ev *ecs.ShotEvent) bool {
 	q := k.shots.Query(k.env.World)
 	for q.Next() {
 		e := q.Entity()
-		_, owner, team, _, _, shot, hs := k.m.Get(e)
+		_, owner, team, shot, hs := k.get.Get(e)
 		if !sameShot(owner, shot, ev) {
 			continue
 		}

@@ -19,6 +19,7 @@ import (
 type melee struct {
 	env     *Env
 	m       generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack]
+	get     generic.Map5[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.Shot, ecs.MeleeAttack] // what Resolve reads
 	body    generic.Map2[ecs.Transform, ecs.Life]
 	attacks *generic.Filter1[ecs.MeleeAttack]
 	hits    []lagcomp.Hit
@@ -30,6 +31,7 @@ func newMelee(env *Env) Kind {
 	attacks.Register(env.World)
 	return &melee{env: env, attacks: attacks,
 		m:    generic.NewMap7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.MeleeAttack](env.World),
+		get:  generic.NewMap5[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.Shot, ecs.MeleeAttack](env.World),
 		body: generic.NewMap2[ecs.Transform, ecs.Life](env.World)}
 }
 
@@ -47,7 +49,7 @@ func (k *melee) Spawn(s *Shot) {
 
 func (k *melee) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 	for _, it := range items {
-		lc, owner, team, _, _, shot, ma := k.m.Get(it.Entity)
+		lc, owner, team, shot, ma := k.get.Get(it.Entity)
 		def := k.env.Catalog.At(shot.Weapon)
 		lc.Done = true
 		point := k.strike(lc, owner, team, def, ma)
@@ -94,7 +96,7 @@ func (k *melee) strike(lc *ecs.LagCompensated, owner *ecs.Owner, team *ecs.Team,
 func (k *melee) HitsInPresent(ev *ecs.ShotEvent) bool {
 	q := k.attacks.Query(k.env.World)
 	for q.Next() {
-		lc, owner, team, _, _, shot, ma := k.m.Get(q.Entity())
+		lc, owner, team, shot, ma := k.get.Get(q.Entity())
 		if !sameShot(owner, shot, ev) {
 			continue
 		}

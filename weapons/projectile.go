@@ -22,11 +22,13 @@ import (
 type projectile struct {
 	env  *Env
 	m    generic.Map9[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.Transform, ecs.Velocity, ecs.Projectile]
+	get  generic.Map7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.Shot, ecs.Transform, ecs.Velocity, ecs.Projectile] // what Resolve reads
 	hits []lagcomp.Hit
 }
 
 func newProjectile(env *Env) Kind {
-	return &projectile{env: env, m: generic.NewMap9[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.Transform, ecs.Velocity, ecs.Projectile](env.World)}
+	return &projectile{env: env, m: generic.NewMap9[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.ViewLag, ecs.ViewTime, ecs.Shot, ecs.Transform, ecs.Velocity, ecs.Projectile](env.World),
+		get: generic.NewMap7[ecs.LagCompensated, ecs.Owner, ecs.Team, ecs.Shot, ecs.Transform, ecs.Velocity, ecs.Projectile](env.World)}
 }
 
 func (k *projectile) Spawn(s *Shot) {
@@ -40,7 +42,7 @@ func (k *projectile) Spawn(s *Shot) {
 func (k *projectile) Resolve(at ecs.ViewTime, items []lagcomp.Item) {
 	dt := k.env.Clock.Dt()
 	for _, it := range items {
-		lc, owner, team, _, _, shot, tf, vel, p := k.m.Get(it.Entity)
+		lc, owner, team, shot, tf, vel, p := k.get.Get(it.Entity)
 		if lc.Done { // a catch-up projectile that hit in an earlier step of this tick
 			continue
 		}
