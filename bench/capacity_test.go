@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,19 +32,22 @@ var (
 	roundsAt8 = flag.Int("capacity.rounds", 3, "how many rounds of Rewind and the UDP floor at 8 rooms the capacity benchmark measures")
 	// layoutRooms: below the saturation BenchmarkCapacity finds, so that
 	// every layout keeps up and the CPU compares.
-	layoutRooms = flag.Int("layout.rooms", 128, "how many rooms BenchmarkLayout runs in each layout")
+	layoutRooms = flag.Int("layout.rooms", 48, "how many rooms BenchmarkLayout runs in each layout")
 )
 
-// classes are the classes a room's players join with, in turn: the
-// default weapons file's (every kind of weapon, projectiles among them),
-// four players each.
-var classes = func() []string {
+// classFlag is the classes a room's players join with, in turn: by
+// default the default weapons file's (every kind of weapon, projectiles
+// among them), four players each; "none": the server's default class.
+var classFlag = flag.String("capacity.classes", strings.Join(defaultClasses(), ","),
+	`the classes a room's players join with, in turn, comma-separated ("none": the server's default class, its first weapon only)`)
+
+func defaultClasses() []string {
 	var names []string
 	for _, c := range weapons.Default().Classes {
 		names = append(names, c.Name)
 	}
 	return names
-}()
+}
 
 const (
 	players = 12 // a 6v6 room
@@ -74,6 +78,7 @@ type step struct {
 	ticks     float64 // ticks simulated / ticks due
 	applied   float64 // inputs applied / inputs due
 	fleetLate float64 // the share of the fleet's send slots served late
+	steal     float64 // the share of the servers' CPUs' time their host took away (a virtual machine's)
 	fleetCPU  float64 // the fleets' CPU, in cores (each fleet has one)
 	// up and down are the average packet sizes (bytes) and rates (packets a
 	// second per client) the clients saw.
@@ -168,8 +173,8 @@ func (s step) String() string {
 	if s.retried > 0 {
 		fmt.Fprintf(&trouble, "  joins retried %d", s.retried)
 	}
-	return fmt.Sprintf("%4d rooms  cpu %7.0f µs/room-s  room %5.0f µs/room-s  late>5ms %5.2f%%  overruns %d  ticks %5.3f  applied %5.3f  fleet late %5.2f%% cpu %3.0f%%  up %3.0f B × %4.1f/s  down %3.0f B × %4.1f/s%s",
-		s.rooms, s.cpu, s.room, 100*s.late, s.overruns, s.ticks, s.applied, 100*s.fleetLate, 100*s.fleetCPU, s.upSize, s.upRate, s.downSize, s.downRate, trouble.String())
+	return fmt.Sprintf("%4d rooms  cpu %7.0f µs/room-s  room %5.0f µs/room-s  late>5ms %5.2f%%  steal %4.1f%%  overruns %d  ticks %5.3f  applied %5.3f  fleet late %5.2f%% cpu %3.0f%%  up %3.0f B × %4.1f/s  down %3.0f B × %4.1f/s%s",
+		s.rooms, s.cpu, s.room, 100*s.late, 100*s.steal, s.overruns, s.ticks, s.applied, 100*s.fleetLate, 100*s.fleetCPU, s.upSize, s.upRate, s.downSize, s.downRate, trouble.String())
 }
 
 // rig is servers (Rewind's or a floor's), each in its own process, and
@@ -179,8 +184,9 @@ type rig struct {
 	servers, fleets []*child
 	isRewind        bool
 	rooms           int
-	cores           int // the servers' CPUs
-	rate            int // the tick rate
+	cores           int   // how many CPUs the servers have
+	cpus            []int // which
+	rate            int   // the tick rate
 }
 
 // layout is how a rig's servers run: how many processes, each one's
@@ -242,7 +248,7 @@ func newRig(tb testing.TB, kind string, mode loadgen.Mode, up, down int, l layou
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &rig{isRewind: mode == loadgen.Rewind, cores: l.cpus, rate: *tickRate}
+	r := &rig{isRewind: mode == loadgen.Rewind, cores: l.cpus, cpus: p.server, rate: *tickRate}
 	rate := strconv.Itoa(r.rate)
 	for i := range l.procs {
 		env := []string{envRole + "=" + kind, envCPU + "=" + formatCPUs(p.server), "GOMAXPROCS=" + strconv.Itoa(l.gomaxprocs),
@@ -257,7 +263,7 @@ func newRig(tb testing.TB, kind string, mode loadgen.Mode, up, down int, l layou
 	}
 	for i := range max(l.procs, len(p.fleets)) {
 		cpus := p.fleets[i%len(p.fleets)]
-		fl := startChild(tb, "fleet "+string(mode), envRole+"=fleet", envCPU+"="+formatCPUs(cpus), "GOMAXPROCS=1",
+		fl := startChild(tb, "fleet "+string(mode), envRole+"=fleet", envCPU+"="+formatCPUs(cpus), "GOMAXPROCS=1", envClasses+"="+*classFlag,
 			envAddr+"="+r.servers[i%l.procs].addr, envMode+"="+string(mode), envSize+"="+strconv.Itoa(up),
 			envSeed+"="+strconv.Itoa(1+i), envRate+"="+rate)
 		r.fleets = append(r.fleets, fl)
@@ -290,11 +296,45 @@ type sample struct {
 	fleetCPU time.Duration
 	srv      serverStats
 	fleet    loadgen.Stats
+	// steal and ticks are the servers' CPUs' steal time and all their
+	// time, in the kernel's clock ticks (/proc/stat).
+	steal, ticks uint64
+}
+
+// cpuTimes sums the steal time and all the time of the CPUs, in clock
+// ticks, from /proc/stat (zero where it cannot be read): a virtual machine's
+// host takes its CPUs away at times, and ticks start late for it.
+func cpuTimes(cpus []int) (steal, total uint64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil || !slices.Contains(cpus, n) {
+			continue
+		}
+		for i, v := range f[1:] {
+			x, _ := strconv.ParseUint(v, 10, 64)
+			if i < 8 { // user … steal; guest time is counted in user
+				total += x
+			}
+			if i == 7 {
+				steal += x
+			}
+		}
+	}
+	return steal, total
 }
 
 func (r *rig) sample(tb testing.TB) sample {
 	tb.Helper()
 	var s sample
+	s.steal, s.ticks = cpuTimes(r.cpus)
 	for _, c := range r.servers {
 		s.cpu += c.cpu(tb)
 	}
@@ -393,6 +433,9 @@ func (r *rig) measure(tb testing.TB, settle, window time.Duration) step {
 		s.fleetLate = float64(b.fleet.LateSlots-a.fleet.LateSlots) / float64(slots)
 	}
 	s.gone, s.retried = b.fleet.Disconnected-a.fleet.Disconnected, b.fleet.Retried
+	if b.ticks > a.ticks {
+		s.steal = float64(b.steal-a.steal) / float64(b.ticks-a.ticks)
+	}
 	if r.isRewind {
 		rate := float64(r.rate)
 		s.room = float64((b.srv.TickTotal - a.srv.TickTotal).Microseconds()) / roomSecs
@@ -604,6 +647,12 @@ func capacity(b *testing.B) {
 	}
 	at := fmt.Sprintf("@%d", at8rooms)
 	b.ReportMetric(float64(kept.rooms)/float64(*cores), "rooms/core")
+	// What the CPU alone would hold: the rooms the cores run at 80% busy,
+	// at the CPU per room-second of the most rooms kept up with. Ticks
+	// start late before the CPU runs out (and a virtual machine's host
+	// takes its CPUs away at times: steal-%).
+	b.ReportMetric(0.8e6/kept.cpu, "rooms/core@80%cpu")
+	b.ReportMetric(100*kept.steal, "steal-%")
 	b.ReportMetric(first.cpu, "cpu-µs/room-s@1")
 	b.ReportMetric(at8.rewind.cpu, "cpu-µs/room-s"+at)
 	b.ReportMetric(kept.cpu, fmt.Sprintf("cpu-µs/room-s@%d", kept.rooms))

@@ -31,6 +31,9 @@ const (
 	envSize = "REWIND_BENCH_SIZE" // fleet: a floor client's packet size; echo: the reply's size
 	envSeed = "REWIND_BENCH_SEED" // fleet: its seed
 	envRate = "REWIND_BENCH_RATE" // server: its tick (and snapshot) rate; fleet: a floor client's packet rate
+	// envClasses: fleet: the classes its players join with, in turn,
+	// comma-separated ("none" or empty: the server's default)
+	envClasses = "REWIND_BENCH_CLASSES"
 	// envProfile: write the process's CPU profile to this file
 	// (-capacity.cpuprofile).
 	envProfile = "REWIND_BENCH_CPUPROFILE"
@@ -330,6 +333,10 @@ func fleetRole(ctx context.Context) (string, func(string) string, error) {
 	size, _ := strconv.Atoi(os.Getenv(envSize))
 	seed, _ := strconv.ParseUint(os.Getenv(envSeed), 10, 64)
 	rate, _ := strconv.Atoi(os.Getenv(envRate))
+	var classes []string
+	if c := os.Getenv(envClasses); c != "" && c != "none" {
+		classes = strings.Split(c, ",")
+	}
 	f, err := loadgen.New(loadgen.Config{Addr: os.Getenv(envAddr), Mode: loadgen.Mode(os.Getenv(envMode)), Size: size, Seed: seed,
 		Rate: rate, Classes: classes})
 	if err != nil {
